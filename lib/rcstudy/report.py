@@ -1,0 +1,157 @@
+"""What a chapter shows: paper-vs-ours tables, checked claims, and numbers glued into prose.
+
+Claims are the heart of the book: each chapter states the paper's claims, checks each one in
+code against its own numbers, and records the verdict with :class:`ClaimLog`. The log is glued
+into the notebook (HTML for the page, JSON for the scorecard, which gathers every chapter's).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .stats import Interval, MeanSD
+
+CLAIMS_SUFFIX = "_claims"
+VERDICTS = {True: "holds", False: "does not hold", None: "not testable here"}
+
+
+def glue(name: str, value, display: bool = False):
+    """myst-nb ``glue`` (imported lazily so the library works outside notebooks)."""
+    from myst_nb import glue as _glue
+
+    _glue(name, value, display=display)
+
+
+def cell(value, digits: int = 1) -> str:
+    """Format one table cell: MeanSD / Interval as text, floats rounded, missing as n/a."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, (MeanSD, Interval)):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def paper_vs_ours(paper: pd.DataFrame, ours: pd.DataFrame, *, digits: int = 1,
+                  labels: tuple[str, str] = ("paper", "ours")) -> pd.DataFrame:
+    """Side-by-side table: for every column, the paper's number then ours, row by row.
+
+    Rows and columns are the union of both frames (paper order first); a missing cell reads n/a.
+    """
+    rows = list(dict.fromkeys([*paper.index, *ours.index]))
+    cols = list(dict.fromkeys([*paper.columns, *ours.columns]))
+    out = {}
+    for c in cols:
+        for label, frame in zip(labels, (paper, ours)):
+            out[(c, label)] = [
+                cell(frame.at[r, c] if r in frame.index and c in frame.columns else None, digits) for r in rows
+            ]
+    table = pd.DataFrame(out, index=pd.Index(rows, name=paper.index.name or ours.index.name))
+    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    return table
+
+
+@dataclass(frozen=True)
+class Claim:
+    chapter: str
+    id: str
+    claim: str  # the paper's statement
+    test: str  # how we check it
+    evidence: str  # our numbers behind the verdict
+    holds: bool | None
+
+    @property
+    def verdict(self) -> str:
+        return VERDICTS[self.holds]
+
+
+class ClaimLog:
+    """The claims a chapter checked, in order. Display it (or :meth:`glue` it) at the end."""
+
+    def __init__(self, chapter: str):
+        self.chapter = chapter
+        self.claims: list[Claim] = []
+
+    def check(self, id: str, claim: str, test: str, holds: bool | None, evidence: str) -> Claim:
+        """Record one checked claim; ``holds=None`` when the data here cannot test it."""
+        if any(c.id == id for c in self.claims):
+            raise ValueError(f"claim {id!r} recorded twice in {self.chapter}")
+        c = Claim(self.chapter, id, claim, test, evidence, None if holds is None else bool(holds))
+        self.claims.append(c)
+        return c
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            [{"claim": c.claim, "test": c.test, "our evidence": c.evidence, "verdict": c.verdict}
+             for c in self.claims],
+            index=pd.Index([c.id for c in self.claims], name="id"),
+        )
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f'<tr class="verdict-{c.verdict.replace(" ", "-")}"><td>{html.escape(c.claim)}</td>'
+            f"<td>{html.escape(c.test)}</td><td>{html.escape(c.evidence)}</td>"
+            f"<td><strong>{c.verdict}</strong></td></tr>"
+            for c in self.claims
+        )
+        return (
+            '<table class="claims"><thead><tr><th>The paper says</th><th>How we check it</th>'
+            f"<th>Our evidence</th><th>Verdict</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+
+    def _repr_json_(self) -> dict:
+        return {"chapter": self.chapter, "claims": [asdict(c) for c in self.claims]}
+
+    def __repr__(self) -> str:
+        return self.frame().to_string()
+
+    def glue(self) -> None:
+        """Glue the log as ``<chapter>_claims`` (shown in place) and the tallies for prose."""
+        glue(self.chapter + CLAIMS_SUFFIX, self, display=True)
+        glue(f"{self.chapter}_claims_total", len(self.claims))
+        glue(f"{self.chapter}_claims_held", sum(c.holds is True for c in self.claims))
+
+
+def claims_from_notebook(path: Path) -> list[Claim]:
+    """Read back the claims a published (executed) chapter notebook glued."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    found = []
+    for c in nb.get("cells", []):
+        for out in c.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name", "")
+            data = out.get("data", {})
+            if name.endswith(CLAIMS_SUFFIX) and "application/json" in data:
+                payload = data["application/json"]
+                found += [Claim(**d) for d in payload["claims"]]
+    return found
+
+
+def csv_download_link(frame: pd.DataFrame, name: str) -> str:
+    """An HTML link that downloads ``frame`` as ``<name>.csv`` (embedded, works offline)."""
+    import base64
+
+    payload = base64.b64encode(frame.to_csv().encode("utf-8")).decode("ascii")
+    return (f'<a class="table-download" download="{html.escape(name)}.csv" '
+            f'href="data:text/csv;base64,{payload}">⬇ {html.escape(name)}.csv</a>')
+
+
+def show_table(frame: pd.DataFrame, name: str, caption: str | None = None, *, glue_as: str | None = None):
+    """Display a results table with its caption and a CSV download link; optionally glue it.
+
+    ``name`` is the download's file name (e.g. ``reclor_table7``); ``glue_as`` glues the frame
+    under that key so the prose (or another page) can paste it.
+    """
+    from IPython.display import HTML, display
+
+    if glue_as:
+        glue(glue_as, frame, display=False)
+    head = f'<p class="table-caption"><strong>{html.escape(caption)}</strong></p>' if caption else ""
+    display(HTML(head + frame.to_html(classes="results", na_rep="n/a", escape=True)
+                 + f'<p class="table-links">{csv_download_link(frame, name)}</p>'))

@@ -1,0 +1,171 @@
+"""The chapter runner: execute MyST chapter sources with papermill, publish only successes.
+
+``python -m rcstudy run [CHAPTER...] --profile quick`` reads ``chapters/<name>.md`` (jupytext
+MyST), injects ``chapters/params/<name>.<profile>.yaml`` plus ``-p key=value`` overrides after
+the cell tagged ``parameters``, executes it into a staging folder and, if every cell ran, moves
+the executed notebook to ``<book root>/book/<name>.ipynb``. A failure keeps the last published
+notebook untouched, leaves the failed one in ``_build/failed/`` and names the chapter and cell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .cache import atomic_write_bytes
+from .settings import PROJECT_ROOT, book_root, hf_home
+
+CHAPTERS_DIR = PROJECT_ROOT / "chapters"
+PARAMS_DIR = CHAPTERS_DIR / "params"
+PROFILES = ("smoke", "quick", "full")
+BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib", "_static")
+
+
+def toc_chapters(toc_path: Path = PROJECT_ROOT / "_toc.yml") -> list[str]:
+    """Chapter names in book order, read from ``_toc.yml`` (entries ``book/<name>``)."""
+    toc = yaml.safe_load(toc_path.read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", [{"chapters": toc.get("chapters", [])}]):
+        files += [entry["file"] for entry in part.get("chapters", [])]
+    return [Path(f).name for f in files]
+
+
+def load_params(chapter: str, profile: str, overrides: dict | None = None) -> dict:
+    """The profile's parameters for a chapter, with overrides applied on top."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    path = PARAMS_DIR / f"{chapter}.{profile}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"chapter {chapter!r} has no parameters for profile {profile!r}: {path}")
+    params = yaml.safe_load(path.read_text()) or {}
+    return {"profile": profile, **params, **(overrides or {})}
+
+
+def parse_overrides(pairs: list[str]) -> dict:
+    """``["seeds=[1,2]", "model=roberta-large"]`` → values parsed as YAML (numbers, lists, ...)."""
+    out = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"parameter {pair!r} is not key=value")
+        out[key.strip()] = yaml.safe_load(raw)
+    return out
+
+
+@dataclass
+class ChapterResult:
+    chapter: str
+    ok: bool
+    seconds: float
+    message: str = ""
+
+
+def configure_environment(*, online: bool, refresh: bool) -> None:
+    """Environment the chapter kernels inherit: offline Hub, project-local HF_HOME, cache policy."""
+    os.environ.setdefault("HF_HOME", str(hf_home()))
+    if online:
+        os.environ.pop("HF_HUB_OFFLINE", None)
+    else:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["HF_DATASETS_OFFLINE"] = "1"
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    if refresh:
+        os.environ["RCSTUDY_REFRESH"] = "1"
+
+
+def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *,
+                    root: Path | None = None, progress: bool = True) -> ChapterResult:
+    """Execute one chapter; publish the notebook only if every cell succeeded."""
+    import jupytext
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    root = root or book_root()
+    source = CHAPTERS_DIR / f"{chapter}.md"
+    if not source.is_file():
+        return ChapterResult(chapter, False, 0.0, f"no chapter source {source}")
+    try:
+        params = load_params(chapter, profile, overrides)
+    except FileNotFoundError as e:
+        return ChapterResult(chapter, False, 0.0, str(e))
+    staging = root / "_build" / "staging" / f"{chapter}.ipynb"
+    failed = root / "_build" / "failed" / f"{chapter}.ipynb"
+    published = root / "book" / f"{chapter}.ipynb"
+    for p in (staging, failed, published):
+        p.parent.mkdir(parents=True, exist_ok=True)
+    nb = jupytext.read(source)
+    start = time.perf_counter()
+    try:
+        papermill.execute_notebook(
+            nb, str(staging), parameters=params, kernel_name="python3", cwd=str(PROJECT_ROOT),
+            progress_bar=progress, report_mode=False,
+        )
+    except PapermillExecutionError as e:
+        shutil.move(staging, failed)
+        seconds = time.perf_counter() - start
+        return ChapterResult(chapter, False, seconds,
+                             f"chapter {chapter!r} failed in cell {e.cell_index} (In [{e.exec_count}]): "
+                             f"{e.ename}: {e.evalue}\n  the failed notebook is {failed}")
+    os.replace(staging, published)
+    return ChapterResult(chapter, True, time.perf_counter() - start)
+
+
+def record_timings(results: list[ChapterResult], profile: str, root: Path) -> None:
+    """Keep the latest wall time of each chapter per profile (shown in the book)."""
+    path = root / "book" / "timings.json"
+    timings = json.loads(path.read_text()) if path.exists() else {}
+    for r in results:
+        if r.ok:
+            timings.setdefault(profile, {})[r.chapter] = round(r.seconds, 1)
+    atomic_write_bytes(path, json.dumps(timings, indent=1, sort_keys=True).encode())
+
+
+def run_chapters(chapters: list[str], profile: str, overrides: dict | None = None, *,
+                 online: bool = False, refresh: bool = False, root: Path | None = None) -> list[ChapterResult]:
+    root = root or book_root()
+    configure_environment(online=online, refresh=refresh)
+    os.environ["RCSTUDY_BOOK_ROOT"] = str(root)
+    results = []
+    for chapter in chapters:
+        print(f"▶ {chapter} ({profile})", file=sys.stderr, flush=True)
+        result = execute_chapter(chapter, profile, overrides, root=root)
+        status = "ok" if result.ok else "FAILED"
+        print(f"  {status} in {result.seconds:.0f} s {result.message}", file=sys.stderr, flush=True)
+        results.append(result)
+    record_timings(results, profile, root)
+    return results
+
+
+def prepare_book_root(root: Path) -> None:
+    """Copy the book's configuration into ``root`` when building outside the project (tests)."""
+    if root.resolve() == PROJECT_ROOT.resolve():
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    for name in BOOK_FILES:
+        src = PROJECT_ROOT / name
+        dst = root / name
+        if src.is_dir():
+            shutil.copytree(src, dst, dirs_exist_ok=True)
+        elif src.exists():
+            shutil.copy2(src, dst)
+
+
+def build_html(root: Path | None = None, *, strict: bool = True) -> int:
+    """Render the published notebooks with jupyter-book (no execution); returns its exit code."""
+    import subprocess
+
+    root = root or book_root()
+    # The console script sits beside the interpreter in the environment (venv or conda).
+    exe = Path(sys.executable).parent / "jupyter-book"
+    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(root), "--keep-going"]
+    if strict:
+        cmd.insert(-1, "-W")
+    print("▶ " + " ".join(cmd), file=sys.stderr, flush=True)
+    return subprocess.call(cmd)

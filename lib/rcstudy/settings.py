@@ -1,0 +1,48 @@
+"""Where things live: the data directory, the caches, the published book folder.
+
+Every location can be overridden by an environment variable so that a user, a test or the
+runner can point the library elsewhere without touching code.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: The repository root (two levels above ``lib/rcstudy``). Used only for defaults.
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _path_from_env(var: str, default: Path) -> Path:
+    value = os.environ.get(var)
+    return Path(value).expanduser().resolve() if value else default
+
+
+def data_dir() -> Path:
+    """The datasets' root folder: ``$RCSTUDY_DATA``, else ``data/`` in the project."""
+    return _path_from_env("RCSTUDY_DATA", PROJECT_ROOT / "data")
+
+
+def cache_dir() -> Path:
+    """Root of every on-disk cache (results, converted models, HF_HOME)."""
+    return _path_from_env("RCSTUDY_CACHE", PROJECT_ROOT / ".cache")
+
+
+def hf_home() -> Path:
+    """The project-local HuggingFace home the runner sets as ``HF_HOME``."""
+    return cache_dir() / "huggingface"
+
+
+def refresh_requested() -> bool:
+    """True when cached results must be recomputed (``rcstudy run --refresh``)."""
+    return os.environ.get("RCSTUDY_REFRESH", "") not in ("", "0", "false", "no")
+
+
+def book_root() -> Path:
+    """The folder holding ``_config.yml``/``_toc.yml``; published notebooks go to ``<root>/book``."""
+    return _path_from_env("RCSTUDY_BOOK_ROOT", PROJECT_ROOT)
+
+
+def exports_dir() -> Path:
+    """Files a chapter exports for users and for later chapters (e.g. ReClor's EASY/HARD split)."""
+    return _path_from_env("RCSTUDY_EXPORTS", book_root() / "book" / "exports")

@@ -1,0 +1,54 @@
+"""Uncertainty for small evaluations: mean ± sd over seeds, bootstrap intervals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class MeanSD:
+    mean: float
+    sd: float
+    n: int
+
+    def __str__(self) -> str:
+        return f"{self.mean:.1f} ± {self.sd:.1f}" if self.n > 1 else f"{self.mean:.1f}"
+
+
+def mean_sd(values: Sequence[float]) -> MeanSD:
+    """Mean and sample standard deviation (ddof=1; 0 for a single value)."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        raise ValueError("mean_sd of no values")
+    sd = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+    return MeanSD(float(arr.mean()), sd, int(arr.size))
+
+
+@dataclass(frozen=True)
+class Interval:
+    estimate: float
+    low: float
+    high: float
+    level: float
+
+    def __str__(self) -> str:
+        return f"{self.estimate:.1f} [{self.low:.1f}, {self.high:.1f}]"
+
+
+def bootstrap_ci(values: Sequence[float], *, level: float = 0.95, n_boot: int = 2000, seed: int = 0,
+                 scale: float = 1.0) -> Interval:
+    """Percentile bootstrap interval of the mean of per-item ``values`` (e.g. 0/1 correctness).
+
+    ``scale`` multiplies everything (100 turns accuracy into percent).
+    """
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        raise ValueError("bootstrap_ci of no values")
+    rng = np.random.default_rng(seed)
+    means = arr[rng.integers(0, arr.size, size=(n_boot, arr.size))].mean(axis=1)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return Interval(scale * float(arr.mean()), scale * float(low), scale * float(high), level)
