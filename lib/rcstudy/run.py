@@ -67,9 +67,17 @@ class ChapterResult:
     message: str = ""
 
 
-def configure_environment(*, online: bool, refresh: bool) -> None:
-    """Environment the chapter kernels inherit: offline Hub, project-local HF_HOME, cache policy."""
+SMOKE_DATA = PROJECT_ROOT / "tests" / "fixtures" / "data"
+
+
+def configure_environment(profile: str, *, online: bool, refresh: bool) -> None:
+    """Environment the chapter kernels inherit: offline Hub, project-local HF_HOME, cache policy.
+
+    The smoke profile always reads the small fixtures written for the tests.
+    """
     os.environ.setdefault("HF_HOME", str(hf_home()))
+    if profile == "smoke":
+        os.environ["RCSTUDY_DATA"] = str(SMOKE_DATA)
     if online:
         os.environ.pop("HF_HUB_OFFLINE", None)
     else:
@@ -130,7 +138,7 @@ def record_timings(results: list[ChapterResult], profile: str, root: Path) -> No
 def run_chapters(chapters: list[str], profile: str, overrides: dict | None = None, *,
                  online: bool = False, refresh: bool = False, root: Path | None = None) -> list[ChapterResult]:
     root = root or book_root()
-    configure_environment(online=online, refresh=refresh)
+    configure_environment(profile, online=online, refresh=refresh)
     os.environ["RCSTUDY_BOOK_ROOT"] = str(root)
     results = []
     for chapter in chapters:
@@ -157,14 +165,31 @@ def prepare_book_root(root: Path) -> None:
             shutil.copy2(src, dst)
 
 
+def published_toc(root: Path) -> Path:
+    """A copy of ``_toc.yml`` listing only the chapters published in ``root/book``.
+
+    Lets the book render whatever chapters exist (e.g. after ``rcstudy run reclor``) under ``-W``.
+    """
+    toc = yaml.safe_load((PROJECT_ROOT / "_toc.yml").read_text())
+    if not (root / toc["root"]).with_suffix(".ipynb").exists():
+        raise FileNotFoundError(f"the book's first page {toc['root']}.ipynb is not published in {root}: "
+                                f"run `python -m rcstudy run {Path(toc['root']).name}` first")
+    toc["chapters"] = [c for c in toc.get("chapters", []) if (root / c["file"]).with_suffix(".ipynb").exists()]
+    path = root / "_build" / "_toc.published.yml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(toc, sort_keys=False))
+    return path
+
+
 def build_html(root: Path | None = None, *, strict: bool = True) -> int:
     """Render the published notebooks with jupyter-book (no execution); returns its exit code."""
     import subprocess
 
     root = root or book_root()
+    toc = published_toc(root)
     # The console script sits beside the interpreter in the environment (venv or conda).
     exe = Path(sys.executable).parent / "jupyter-book"
-    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(root), "--keep-going"]
+    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(root), "--toc", str(toc), "--keep-going"]
     if strict:
         cmd.insert(-1, "-W")
     print("▶ " + " ".join(cmd), file=sys.stderr, flush=True)
