@@ -1,0 +1,138 @@
+"""Causal-LM engine: continuation log-likelihoods, next-token choices and greedy generation.
+
+Scoring follows lm-evaluation-harness: context and continuation are tokenised separately (a
+trailing space of the context moves to the continuation), the pair is truncated from the
+left, and the score is the summed log-probability of the continuation tokens. Batches are
+left-padded with explicit position ids, so only the last few positions need logits
+(``logits_to_keep``): no (batch × length × vocabulary) tensor is ever built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ..runtime import Runtime
+from .loading import load_causal_lm, load_tokenizer
+
+
+@dataclass
+class CausalLM:
+    name: str
+    model: torch.nn.Module
+    tokenizer: object
+    rt: Runtime
+    max_length: int = 2048
+
+    @classmethod
+    def load(cls, name: str, rt: Runtime, max_length: int = 2048) -> "CausalLM":
+        model = load_causal_lm(name).to(rt.device).eval()
+        limit = getattr(model.config, "max_position_embeddings", max_length) or max_length
+        return cls(name, model, load_tokenizer(name), rt, min(max_length, limit))
+
+    # --- tokenisation ------------------------------------------------------------------------
+    def _ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def _start_ids(self) -> list[int]:
+        """What an empty context is conditioned on: BOS if the tokenizer has one, else EOS."""
+        tok = self.tokenizer
+        start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        return [start]
+
+    def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
+        n_space = len(context) - len(context.rstrip(" "))
+        if n_space:
+            context, continuation = context[:-n_space], context[-n_space:] + continuation
+        ctx = self._ids(context) if context else self._start_ids()
+        cont = self._ids(continuation)
+        whole = (ctx + cont)[-(self.max_length + 1):]
+        n_cont = min(len(cont), len(whole) - 1)
+        return whole[: len(whole) - n_cont], whole[len(whole) - n_cont:]
+
+    # --- batched forward ---------------------------------------------------------------------
+    def _last_logprobs(self, sequences: list[list[int]], keep: int) -> torch.Tensor:
+        """Log-softmax over the vocabulary at the last ``keep`` positions of each sequence."""
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        length = max(len(s) for s in sequences)
+        ids = torch.full((len(sequences), length), pad, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for i, s in enumerate(sequences):
+            ids[i, length - len(s):] = torch.tensor(s)
+            mask[i, length - len(s):] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        dev = self.rt.device
+        with torch.inference_mode(), self.rt.autocast():
+            out = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=positions.to(dev),
+                             logits_to_keep=keep)
+        return torch.log_softmax(out.logits[:, -keep:].float(), dim=-1)
+
+    @staticmethod
+    def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])  # longest first: OOM shows at once
+        return [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
+
+    def loglik(self, contexts: Sequence[str], continuations: Sequence[str], batch_size: int = 8,
+               return_counts: bool = False):
+        """Summed log p(continuation | context) per pair (and the continuation token counts)."""
+        if len(contexts) != len(continuations):
+            raise ValueError("contexts and continuations differ in length")
+        pairs = [self.encode_pair(c, x) for c, x in zip(contexts, continuations)]
+        scores = np.zeros(len(pairs), dtype=np.float64)
+        counts = np.array([len(cont) for _, cont in pairs])
+        for idx in self._batches([len(a) + len(b) for a, b in pairs], batch_size):
+            seqs = [pairs[i][0] + pairs[i][1] for i in idx]
+            keep = int(max(counts[i] for i in idx)) + 1
+            logp = self._last_logprobs(seqs, keep).cpu()
+            for row, i in enumerate(idx):
+                n = int(counts[i])
+                if n == 0:
+                    continue
+                # the last n+1 positions predict the n continuation tokens (the final one predicts nothing)
+                preds = logp[row, keep - n - 1: keep - 1]
+                target = torch.tensor(pairs[i][1])
+                scores[i] = preds.gather(-1, target.unsqueeze(-1)).sum().item()
+        return (scores, counts) if return_counts else scores
+
+    def next_token_logprobs(self, prompts: Sequence[str], candidates: Sequence[str], batch_size: int = 8) -> np.ndarray:
+        """(n_prompts, n_candidates) log-probabilities of each candidate's first token after the prompt."""
+        first = [self._ids(c)[0] for c in candidates]
+        if len(set(first)) != len(first):
+            raise ValueError(f"candidates {list(candidates)} share a first token; scoring would be ambiguous")
+        seqs = [self._ids(p)[-self.max_length:] or self._start_ids() for p in prompts]
+        out = np.zeros((len(prompts), len(candidates)))
+        for idx in self._batches([len(s) for s in seqs], batch_size):
+            logp = self._last_logprobs([seqs[i] for i in idx], 1)[:, -1].cpu()
+            out[idx] = logp[:, first].numpy()
+        return out
+
+    def generate(self, prompts: Sequence[str], max_new_tokens: int, stop: Sequence[str] | None = None,
+                 batch_size: int = 4) -> list[str]:
+        """Greedy continuations, cut at the first ``stop`` string."""
+        tok = self.tokenizer
+        tok.padding_side = "left"
+        texts: list[str] = [""] * len(prompts)
+        lengths = [len(self._ids(p)) for p in prompts]
+        for idx in self._batches(lengths, batch_size):
+            enc = tok([prompts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False,
+                      truncation=True, max_length=self.max_length - max_new_tokens)
+            with torch.inference_mode(), self.rt.autocast():
+                out = self.model.generate(**{k: v.to(self.rt.device) for k, v in enc.items()},
+                                          max_new_tokens=max_new_tokens, do_sample=False,
+                                          pad_token_id=tok.pad_token_id)
+            for row, i in enumerate(idx):
+                text = tok.decode(out[row, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+                for s in stop or ():
+                    text = text.split(s, 1)[0]
+                texts[i] = text
+        return texts
+
+    def chat_prompt(self, user_text: str) -> str:
+        """``user_text`` wrapped in the model's chat template (unchanged if it has none)."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            return user_text
+        return self.tokenizer.apply_chat_template([{"role": "user", "content": user_text}], tokenize=False,
+                                                  add_generation_prompt=True)

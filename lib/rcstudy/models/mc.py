@@ -1,0 +1,339 @@
+"""Multiple-choice engine: fine-tuning and frozen-encoder heads for any ``MCItem`` list.
+
+Speed matters on 2 CPU cores, so batches are padded dynamically (to the longest sequence in
+the batch, never to a fixed 256) and grouped by length; tokenisation is memoised per
+(tokenizer, fields, max_length, item); inference runs under ``torch.inference_mode``; on CUDA,
+bf16 autocast. Trained weights, predictions and frozen features are cached on disk, keyed by
+the configuration and a fingerprint of the items, so chapters share them and reruns are free.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..cache import atomic_write_bytes, cached, entry_path, cache_key, fingerprint
+from ..data.records import MCItem
+from ..runtime import Runtime, seed_everything
+from .loading import load_multiple_choice, load_tokenizer
+
+FIELDS = ("A", "QA", "CQA")
+#: Logit given to padded (non-existent) options so softmax/argmax ignore them.
+MISSING_OPTION = float("-inf")
+
+
+@dataclass(frozen=True)
+class MCConfig:
+    model: str = "minilm-l6"
+    fields: str = "CQA"
+    max_length: int = 256
+    epochs: float = 1
+    lr: float = 2e-5
+    batch_size: int = 8  # questions per optimiser step (before accumulation)
+    grad_accum: int = 1
+    warmup: float = 0.1  # fraction of steps
+    weight_decay: float = 0.01
+    seed: int = 0
+    eval_batch_size: int = 32
+
+    def __post_init__(self):
+        if self.fields not in FIELDS:
+            raise ValueError(f"fields must be one of {FIELDS}, got {self.fields!r}")
+
+
+def items_fingerprint(items: Sequence[MCItem]) -> str:
+    """Changes whenever any item's text, options, label or order changes."""
+    return fingerprint([(it.id, it.context, it.question, it.options, it.label) for it in items])
+
+
+def option_pairs(item: MCItem, fields: str) -> list[tuple[str | None, str]]:
+    """The (segment A, segment B) text pair scored for each option, as in the ReClor baselines."""
+    pairs = []
+    for option in item.options:
+        if fields == "A":
+            pairs.append((None, option))
+        elif fields == "QA":
+            pairs.append((None, f"{item.question} {option}".strip()))
+        else:
+            pairs.append((item.context, f"{item.question} {option}".strip()))
+    return pairs
+
+
+# --- tokenisation (memoised) ---------------------------------------------------------------
+
+_encodings: dict[tuple, list[dict]] = {}
+
+
+def encode_item(tokenizer, item: MCItem, fields: str, max_length: int) -> list[dict]:
+    """Token ids (and type ids) of each option's pair; the context is truncated first."""
+    key = (tokenizer.name_or_path, len(tokenizer), fields, max_length, item.id, item.options, item.question)
+    if key not in _encodings:
+        out = []
+        for a, b in option_pairs(item, fields):
+            if a is None:
+                enc = tokenizer(b, truncation=True, max_length=max_length)
+            else:
+                try:
+                    enc = tokenizer(a, b, truncation="only_first", max_length=max_length)
+                except Exception:  # question+option alone exceed max_length
+                    enc = tokenizer(a, b, truncation="longest_first", max_length=max_length)
+            out.append({k: v for k, v in enc.items() if k in ("input_ids", "token_type_ids")})
+        _encodings[key] = out
+    return _encodings[key]
+
+
+def collate(encoded: list[list[dict]], pad_id: int, n_options: int | None = None) -> dict[str, torch.Tensor]:
+    """Pad a batch of encoded items to (B, n_options, longest sequence in the batch)."""
+    n_opt = n_options or max(len(e) for e in encoded)
+    length = max(len(o["input_ids"]) for e in encoded for o in e)
+    B = len(encoded)
+    ids = torch.full((B, n_opt, length), pad_id, dtype=torch.long)
+    attn = torch.zeros((B, n_opt, length), dtype=torch.long)
+    types = torch.zeros((B, n_opt, length), dtype=torch.long)
+    present = torch.zeros((B, n_opt), dtype=torch.bool)
+    for i, e in enumerate(encoded):
+        for j, o in enumerate(e):
+            n = len(o["input_ids"])
+            ids[i, j, :n] = torch.tensor(o["input_ids"])
+            attn[i, j, :n] = 1
+            if "token_type_ids" in o:
+                types[i, j, :n] = torch.tensor(o["token_type_ids"])
+            present[i, j] = True
+        for j in range(len(e), n_opt):  # a padded option: one pad token, masked out of the softmax
+            attn[i, j, 0] = 1
+    return {"input_ids": ids, "attention_mask": attn, "token_type_ids": types, "option_mask": present}
+
+
+def length_batches(lengths: Sequence[int], batch_size: int, *, shuffle: bool, seed: int = 0,
+                   pool: int = 50) -> list[list[int]]:
+    """Group indices into batches of similar length (pools of ``pool`` batches, sorted inside).
+
+    With ``shuffle`` the pools and the batch order are random (seeded), so training still sees
+    the data in random order while padding stays small.
+    """
+    idx = list(range(len(lengths)))
+    rng = random.Random(seed)
+    if shuffle:
+        rng.shuffle(idx)
+    else:
+        idx.sort(key=lambda i: lengths[i])
+    batches = []
+    for start in range(0, len(idx), batch_size * pool):
+        chunk = sorted(idx[start:start + batch_size * pool], key=lambda i: lengths[i])
+        batches += [chunk[k:k + batch_size] for k in range(0, len(chunk), batch_size)]
+    if shuffle:
+        rng.shuffle(batches)
+    return batches
+
+
+def _forward(model, batch: dict[str, torch.Tensor], rt: Runtime) -> torch.Tensor:
+    inputs = {k: v.to(rt.device, non_blocking=True) for k, v in batch.items() if k != "option_mask"}
+    if "token_type_ids" in inputs and getattr(model.config, "type_vocab_size", 0) < 2:
+        inputs.pop("token_type_ids")  # RoBERTa-style models have a single segment type
+    with rt.autocast():
+        logits = model(**inputs).logits.float()
+    return logits.masked_fill(~batch["option_mask"].to(rt.device), MISSING_OPTION)
+
+
+# --- fine-tuning ---------------------------------------------------------------------------
+
+@dataclass
+class TrainedMC:
+    model: nn.Module
+    tokenizer: object
+    cfg: MCConfig
+    losses: list[float] = field(default_factory=list)
+
+
+def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime) -> TrainedMC:
+    """Fine-tune ``cfg.model`` with a multiple-choice head on ``train_items`` (AdamW, linear warm-up)."""
+    from transformers import get_linear_schedule_with_warmup
+
+    train_items = [it for it in train_items if it.label is not None]
+    if not train_items:
+        raise ValueError("finetune needs labelled items")
+    seed_everything(cfg.seed)
+    tokenizer = load_tokenizer(cfg.model)
+    model = load_multiple_choice(cfg.model, seed=cfg.seed).to(rt.device)
+    encoded = [encode_item(tokenizer, it, cfg.fields, cfg.max_length) for it in train_items]
+    lengths = [max(len(o["input_ids"]) for o in e) for e in encoded]
+    labels = torch.tensor([it.label for it in train_items])
+    n_epochs = max(1, int(np.ceil(cfg.epochs)))
+    steps_per_epoch = int(np.ceil(len(train_items) / cfg.batch_size))
+    total_batches = int(round(cfg.epochs * steps_per_epoch))
+    total_steps = max(1, total_batches // cfg.grad_accum)
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm", "norm.weight")
+    groups = [
+        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+         "weight_decay": cfg.weight_decay},
+        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(groups, lr=cfg.lr)
+    schedule = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup * total_steps), total_steps)
+    model.train()
+    losses: list[float] = []
+    done, running = 0, 0.0
+    for epoch in range(n_epochs):
+        for batch_idx in length_batches(lengths, cfg.batch_size, shuffle=True, seed=cfg.seed * 1000 + epoch):
+            if done >= total_batches:
+                break
+            batch = collate([encoded[i] for i in batch_idx], tokenizer.pad_token_id)
+            logits = _forward(model, batch, rt)
+            loss = F.cross_entropy(logits, labels[batch_idx].to(rt.device)) / cfg.grad_accum
+            loss.backward()
+            running += loss.item()
+            done += 1
+            if done % cfg.grad_accum == 0 or done == total_batches:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                schedule.step()
+                optimizer.zero_grad(set_to_none=True)
+                losses.append(running)
+                running = 0.0
+    model.eval()
+    return TrainedMC(model, tokenizer, cfg, losses)
+
+
+def predict(trained: TrainedMC, items: Sequence[MCItem], rt: Runtime) -> np.ndarray:
+    """Option logits, shape (n_items, max options); ``-inf`` where an item has fewer options."""
+    cfg, tok = trained.cfg, trained.tokenizer
+    encoded = [encode_item(tok, it, cfg.fields, cfg.max_length) for it in items]
+    if not encoded:
+        return np.zeros((0, 0), dtype=np.float32)
+    n_opt = max(len(e) for e in encoded)
+    lengths = [max(len(o["input_ids"]) for o in e) for e in encoded]
+    out = np.zeros((len(items), n_opt), dtype=np.float32)
+    trained.model.eval()
+    with torch.inference_mode():
+        for batch_idx in length_batches(lengths, cfg.eval_batch_size, shuffle=False):
+            batch = collate([encoded[i] for i in batch_idx], tok.pad_token_id, n_opt)
+            out[batch_idx] = _forward(trained.model, batch, rt).cpu().numpy()
+    return out
+
+
+def _model_cache_key(cfg: MCConfig, train_items: Sequence[MCItem]) -> dict:
+    return cache_key("mc_models", {"cfg": asdict(cfg), "train": items_fingerprint(train_items)})
+
+
+def finetune_cached(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime) -> TrainedMC:
+    """:func:`finetune`, with the trained weights and losses cached on disk (shared across chapters)."""
+    from ..settings import refresh_requested
+
+    path = entry_path("mc_models", _model_cache_key(cfg, train_items)).with_suffix(".pt")
+    if path.exists() and not refresh_requested():
+        state = torch.load(path, map_location="cpu", weights_only=False)
+        model = load_multiple_choice(cfg.model, seed=cfg.seed)
+        model.load_state_dict(state["weights"])
+        return TrainedMC(model.to(rt.device).eval(), load_tokenizer(cfg.model), cfg, state["losses"])
+    trained = finetune(train_items, cfg, rt)
+    buf = io.BytesIO()
+    torch.save({"weights": {k: v.cpu() for k, v in trained.model.state_dict().items()},
+                "losses": trained.losses}, buf)
+    atomic_write_bytes(path, buf.getvalue())
+    return trained
+
+
+def finetune_and_predict(cfg: MCConfig, train_items: Sequence[MCItem], eval_sets: dict[str, Sequence[MCItem]],
+                         rt: Runtime) -> dict[str, np.ndarray]:
+    """Logits on each evaluation set (plus ``"losses"``), cached per configuration and items."""
+    results: dict[str, np.ndarray] = {}
+    trained = None
+    for name, items in eval_sets.items():
+        params = {"cfg": asdict(cfg), "train": items_fingerprint(train_items), "eval": items_fingerprint(items)}
+
+        def compute(items=items):
+            nonlocal trained
+            trained = trained or finetune_cached(train_items, cfg, rt)
+            return predict(trained, items, rt)
+
+        results[name] = cached("mc_predictions", params, compute)
+    results["losses"] = np.asarray(
+        cached("mc_losses", {"cfg": asdict(cfg), "train": items_fingerprint(train_items)},
+               lambda: (trained or finetune_cached(train_items, cfg, rt)).losses))
+    return results
+
+
+# --- frozen encoder + linear head ----------------------------------------------------------
+
+def frozen_features(model_name: str, items: Sequence[MCItem], fields: str, rt: Runtime, *,
+                    max_length: int = 256, batch_size: int = 32) -> np.ndarray:
+    """Mean-pooled encoder states of every (item, option) pair: (n, max options, hidden), cached.
+
+    Missing options are all-zero rows. The encoder is the pretrained one, never updated.
+    """
+    def compute() -> np.ndarray:
+        from transformers import AutoModel
+
+        from .registry import resolve
+
+        tok = load_tokenizer(model_name)
+        if model_name.startswith("tiny-"):
+            encoder = load_multiple_choice(model_name).base_model
+        else:
+            encoder = AutoModel.from_pretrained(resolve(model_name))
+        encoder = encoder.to(rt.device).eval()
+        encoded = [encode_item(tok, it, fields, max_length) for it in items]
+        n_opt = max((len(e) for e in encoded), default=0)
+        feats = np.zeros((len(items), n_opt, encoder.config.hidden_size), dtype=np.float32)
+        lengths = [max(len(o["input_ids"]) for o in e) for e in encoded]
+        with torch.inference_mode():
+            for batch_idx in length_batches(lengths, max(1, batch_size // max(n_opt, 1)), shuffle=False):
+                batch = collate([encoded[i] for i in batch_idx], tok.pad_token_id, n_opt)
+                B, O, L = batch["input_ids"].shape
+                inputs = {k: v.view(B * O, L).to(rt.device) for k, v in batch.items() if k != "option_mask"}
+                if getattr(encoder.config, "type_vocab_size", 0) < 2:
+                    inputs.pop("token_type_ids")
+                with rt.autocast():
+                    hidden = encoder(**inputs).last_hidden_state.float()
+                mask = inputs["attention_mask"].unsqueeze(-1).float()
+                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+                pooled = pooled.view(B, O, -1) * batch["option_mask"].to(rt.device).unsqueeze(-1)
+                feats[batch_idx] = pooled.cpu().numpy()
+        return feats
+
+    params = {"model": model_name, "fields": fields, "max_length": max_length, "items": items_fingerprint(items)}
+    return cached("mc_frozen_features", params, compute)
+
+
+class LinearOptionHead(nn.Module):
+    """Scores each option's feature vector with one linear layer; softmax over the options."""
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.score = nn.Linear(hidden, 1)
+
+    def forward(self, feats: torch.Tensor) -> torch.Tensor:
+        return self.score(feats).squeeze(-1)
+
+
+def fit_linear_head(feats: np.ndarray, labels: Sequence[int], seed: int, *, epochs: int = 30, lr: float = 1e-2,
+                    weight_decay: float = 1e-3, batch_size: int = 64) -> LinearOptionHead:
+    """Train a :class:`LinearOptionHead` on frozen features (Adam, cross-entropy over options)."""
+    seed_everything(seed)
+    x = torch.from_numpy(np.ascontiguousarray(feats))
+    present = x.abs().sum(-1) > 0
+    y = torch.as_tensor(list(labels), dtype=torch.long)
+    head = LinearOptionHead(x.shape[-1])
+    opt = torch.optim.Adam(head.parameters(), lr=lr, weight_decay=weight_decay)
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(epochs):
+        for idx in torch.randperm(len(x), generator=gen).split(batch_size):
+            logits = head(x[idx]).masked_fill(~present[idx], MISSING_OPTION)
+            loss = F.cross_entropy(logits, y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return head.eval()
+
+
+def head_logits(head: LinearOptionHead, feats: np.ndarray) -> np.ndarray:
+    x = torch.from_numpy(np.ascontiguousarray(feats))
+    with torch.inference_mode():
+        return head(x).masked_fill(x.abs().sum(-1) == 0, MISSING_OPTION).numpy()
