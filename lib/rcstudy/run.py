@@ -25,7 +25,7 @@ from .settings import PROJECT_ROOT, book_root, hf_home
 CHAPTERS_DIR = PROJECT_ROOT / "chapters"
 PARAMS_DIR = CHAPTERS_DIR / "params"
 PROFILES = ("smoke", "quick", "full")
-BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib", "_static")
+BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib", "_assets")
 
 
 def toc_chapters(toc_path: Path = PROJECT_ROOT / "_toc.yml") -> list[str]:
@@ -55,7 +55,13 @@ def parse_overrides(pairs: list[str]) -> dict:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise ValueError(f"parameter {pair!r} is not key=value")
-        out[key.strip()] = yaml.safe_load(raw)
+        value = yaml.safe_load(raw)
+        if isinstance(value, str):  # YAML 1.1 reads "1e-5" as a string; users mean a number
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        out[key.strip()] = value
     return out
 
 
@@ -121,8 +127,21 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
         return ChapterResult(chapter, False, seconds,
                              f"chapter {chapter!r} failed in cell {e.cell_index} (In [{e.exec_count}]): "
                              f"{e.ename}: {e.evalue}\n  the failed notebook is {failed}")
+    collapse_parameter_cells(staging)
     os.replace(staging, published)
     return ChapterResult(chapter, True, time.perf_counter() - start)
+
+
+def collapse_parameter_cells(path: Path) -> None:
+    """Collapse the defaults cell and papermill's injected-parameters cell on the rendered page."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for c in nb.cells:
+        tags = c.metadata.setdefault("tags", [])
+        if ("parameters" in tags or "injected-parameters" in tags) and "hide-cell" not in tags:
+            tags.append("hide-cell")
+    nbformat.write(nb, path)
 
 
 def record_timings(results: list[ChapterResult], profile: str, root: Path) -> None:

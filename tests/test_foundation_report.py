@@ -1,0 +1,96 @@
+"""Statistics, paper-vs-ours tables, checked claims and the published-numbers module."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rcstudy import papers, report
+from rcstudy.stats import bootstrap_ci, mean_sd
+
+
+def test_mean_sd_uses_sample_sd():
+    m = mean_sd([60.0, 62.0, 64.0, 66.0])
+    assert m.mean == 63.0 and m.sd == pytest.approx(np.std([60, 62, 64, 66], ddof=1))
+    assert str(m) == "63.0 ± 2.6"
+    assert str(mean_sd([50.0])) == "50.0"
+    with pytest.raises(ValueError):
+        mean_sd([])
+
+
+def test_bootstrap_interval_of_accuracy():
+    correct = np.array([1] * 65 + [0] * 35)
+    ci = bootstrap_ci(correct, scale=100, seed=0)
+    assert ci.estimate == 65.0
+    # The normal approximation gives 65 ± 9.3 for n = 100; the percentile bootstrap is close.
+    assert 54 < ci.low < 57 and 73 < ci.high < 76
+    assert bootstrap_ci(correct, scale=100, seed=0) == ci  # seeded
+    assert bootstrap_ci(np.ones(10), scale=100).low == 100.0
+
+
+def test_paper_vs_ours_interleaves_and_marks_missing():
+    paper = pd.DataFrame({"Val": [62.6, 23.8]}, index=pd.Index(["RoBERTa", "Chance"], name="model"))
+    ours = pd.DataFrame({"Val": [mean_sd([40.0, 42.0])], "Val-E": [55.5]}, index=pd.Index(["RoBERTa"], name="model"))
+    table = report.paper_vs_ours(paper, ours)
+    assert list(table.columns) == [("Val", "paper"), ("Val", "ours"), ("Val-E", "paper"), ("Val-E", "ours")]
+    assert table.loc["RoBERTa", ("Val", "paper")] == "62.6"
+    assert table.loc["RoBERTa", ("Val", "ours")] == "41.0 ± 1.4"
+    assert table.loc["Chance", ("Val", "ours")] == "n/a"
+    assert table.loc["RoBERTa", ("Val-E", "paper")] == "n/a"
+
+
+def test_claims_round_trip_through_a_notebook(tmp_path):
+    log = report.ClaimLog("demo")
+    log.check("c1", "X beats chance", "acc > 25", True, "acc 40.1")
+    log.check("c2", "Y is hard", "acc < 30", False, "acc 55.0")
+    log.check("c3", "Z", "needs test labels", None, "n/a")
+    with pytest.raises(ValueError, match="recorded twice"):
+        log.check("c1", "again", "", True, "")
+    assert [c.verdict for c in log.claims] == ["holds", "does not hold", "not testable here"]
+    assert "does not hold" in log._repr_html_()
+    # What myst-nb's glue writes into the executed notebook, read back by the scorecard.
+    nb = {"cells": [{"cell_type": "code", "outputs": [{
+        "output_type": "display_data", "metadata": {"scrapbook": {"name": "demo_claims", "mime_prefix": ""}},
+        "data": {"application/json": log._repr_json_(), "text/html": log._repr_html_()}}]}]}
+    path = tmp_path / "demo.ipynb"
+    path.write_text(json.dumps(nb))
+    assert report.claims_from_notebook(path) == log.claims
+
+
+def test_csv_download_link_embeds_the_table():
+    import base64
+
+    frame = pd.DataFrame({"acc": [1.5]}, index=["m"])
+    link = report.csv_download_link(frame, "t1")
+    payload = link.split("base64,")[1].split('"')[0]
+    assert base64.b64decode(payload).decode() == frame.to_csv()
+    assert 'download="t1.csv"' in link
+
+
+@pytest.mark.parametrize("paper", papers.PAPERS)
+def test_every_paper_has_a_citation_and_well_formed_numbers(paper):
+    cite = papers.citation(paper)
+    assert cite.key and cite.title and cite.year > 2000
+    seen = set()
+    for n in papers.numbers(paper):
+        assert n.paper == paper
+        assert n.value is None or isinstance(n.value, (int, float))
+        key = (n.table, n.row, n.column)
+        assert key not in seen, f"{paper}: {key} listed twice"
+        seen.add(key)
+
+
+def test_lookup_errors_say_what_was_asked():
+    with pytest.raises(KeyError, match="unknown paper 'nope'"):
+        papers.numbers("nope")
+    with pytest.raises(KeyError, match="no published number at Table 99"):
+        papers.value("reclor", "Table 99", "x", "y")
+
+
+def test_bibliography_has_every_paper():
+    from rcstudy.settings import PROJECT_ROOT
+
+    bib = (PROJECT_ROOT / "references.bib").read_text()
+    for paper in papers.PAPERS:
+        assert "{" + papers.citation(paper).key + "," in bib

@@ -1,0 +1,100 @@
+"""The chapter runner: parameters, publication only on success, clear failures."""
+
+import subprocess
+import sys
+
+import nbformat
+import pytest
+import yaml
+
+from rcstudy import run
+from rcstudy.settings import PROJECT_ROOT
+
+CHAPTER = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+# Demo
+
+```{code-cell} ipython3
+:tags: [parameters]
+profile = "quick"
+fail = False
+```
+
+```{code-cell} ipython3
+if fail:
+    raise ValueError("asked to fail")
+print("ran with", profile)
+```
+"""
+
+
+@pytest.fixture
+def demo_chapter(tmp_path, monkeypatch):
+    chapters = tmp_path / "chapters"
+    (chapters / "params").mkdir(parents=True)
+    (chapters / "demo.md").write_text(CHAPTER)
+    (chapters / "params" / "demo.smoke.yaml").write_text("fail: false\n")
+    monkeypatch.setattr(run, "CHAPTERS_DIR", chapters)
+    monkeypatch.setattr(run, "PARAMS_DIR", chapters / "params")
+    return tmp_path / "book-root"
+
+
+def test_overrides_are_parsed_as_yaml():
+    assert run.parse_overrides(["seeds=[1, 2]", "model=roberta-large", "lr=1e-5", "full=true"]) == {
+        "seeds": [1, 2], "model": "roberta-large", "lr": 1e-5, "full": True}
+    with pytest.raises(ValueError, match="not key=value"):
+        run.parse_overrides(["seeds"])
+
+
+def test_every_chapter_has_parameters_for_every_profile():
+    for chapter in run.toc_chapters():
+        if (run.CHAPTERS_DIR / f"{chapter}.md").exists():
+            for profile in run.PROFILES:
+                params = run.load_params(chapter, profile)
+                assert params["profile"] == profile
+                yaml.safe_dump(params)
+
+
+def test_successful_chapter_is_published_with_parameters_collapsed(demo_chapter):
+    result = run.execute_chapter("demo", "smoke", {"profile": "smoke"}, root=demo_chapter, progress=False)
+    assert result.ok, result.message
+    nb = nbformat.read(demo_chapter / "book" / "demo.ipynb", as_version=4)
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert injected and "hide-cell" in injected[0].metadata.tags
+    assert "ran with smoke" in "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+
+
+def test_failed_chapter_is_not_published_and_names_the_cell(demo_chapter):
+    assert run.execute_chapter("demo", "smoke", root=demo_chapter, progress=False).ok
+    before = (demo_chapter / "book" / "demo.ipynb").read_bytes()
+    result = run.execute_chapter("demo", "smoke", {"fail": True}, root=demo_chapter, progress=False)
+    assert not result.ok
+    assert "chapter 'demo' failed in cell" in result.message and "ValueError: asked to fail" in result.message
+    assert (demo_chapter / "book" / "demo.ipynb").read_bytes() == before  # the old success stays
+    assert (demo_chapter / "_build" / "failed" / "demo.ipynb").exists()
+
+
+def test_missing_profile_parameters_fail_clearly(demo_chapter):
+    result = run.execute_chapter("demo", "full", root=demo_chapter, progress=False)
+    assert not result.ok and "no parameters for profile 'full'" in result.message
+
+
+def test_cli_exits_non_zero_on_unknown_chapter():
+    proc = subprocess.run([sys.executable, "-m", "rcstudy", "run", "no-such-chapter"], cwd=PROJECT_ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "unknown chapter" in proc.stderr
+
+
+def test_environment_pins_match():
+    """environment.yml installs the pip pins files themselves, so conda and pip stay alike."""
+    env = yaml.safe_load((PROJECT_ROOT / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    assert "-r requirements.txt" in pip_section
+    for name in ("requirements.txt", "requirements-models.txt", "requirements-dev.txt"):
+        for line in (PROJECT_ROOT / name).read_text().splitlines():
+            line = line.split("#")[0].strip()
+            if line:
+                assert "==" in line, f"{name}: {line} is not pinned"
