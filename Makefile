@@ -23,12 +23,13 @@ $(VENV)/.installed: requirements.txt requirements-models.txt requirements-dev.tx
 	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
-# MathJax 3 from the npm registry, copied into the book's static files (no CDN at read time).
-mathjax: _static/mathjax/tex-chtml.js
-_static/mathjax/tex-chtml.js:
-	rm -rf _build/mathjax && mkdir -p _build/mathjax _static/mathjax
+# MathJax 3 from the npm registry, served by the book itself (no CDN at read time). Static files
+# live in _assets/, never _static/: Jupyter Book would link every .js under _static/ into each page.
+mathjax: _assets/mathjax/tex-chtml.js
+_assets/mathjax/tex-chtml.js:
+	rm -rf _build/mathjax && mkdir -p _build/mathjax _assets/mathjax
 	cd _build/mathjax && npm pack --silent mathjax@3.2.2 >/dev/null && tar xzf mathjax-3.2.2.tgz
-	cp -r _build/mathjax/package/es5/. _static/mathjax/
+	cp -r _build/mathjax/package/es5/. _assets/mathjax/
 
 run: env
 	$(BIN)/python -m rcstudy run --profile $(PROFILE)
