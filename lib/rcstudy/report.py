@@ -23,8 +23,11 @@ VERDICTS = {True: "holds", False: "does not hold", None: "not testable here"}
 
 def glue(name: str, value, display: bool = False):
     """myst-nb ``glue`` (imported lazily so the library works outside notebooks)."""
+    import numpy as np
     from myst_nb import glue as _glue
 
+    if isinstance(value, np.generic):  # numpy 2 reprs np.float64(1.0): {glue:text}`x:.1f` could not format it
+        value = value.item()
     _glue(name, value, display=display)
 
 

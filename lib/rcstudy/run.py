@@ -166,7 +166,7 @@ def run_chapters(chapters: list[str], profile: str, overrides: dict | None = Non
         status = "ok" if result.ok else "FAILED"
         print(f"  {status} in {result.seconds:.0f} s {result.message}", file=sys.stderr, flush=True)
         results.append(result)
-    record_timings(results, profile, root)
+        record_timings([result], profile, root)  # at once: later pages (teaching) show this run's times
     return results
 
 
