@@ -5,11 +5,11 @@ BIN    := $(VENV)/bin
 PROFILE ?= quick
 export RCSTUDY_DATA ?= $(CURDIR)/data
 
-.PHONY: book test env mathjax run html bench clean
+.PHONY: book test env mathjax browser run html bench clean
 book: env mathjax
 	$(BIN)/python -m rcstudy build --profile $(PROFILE)
 
-test: env mathjax
+test: env mathjax browser
 	$(BIN)/python -m pytest -q
 
 env: $(VENV)/.installed
@@ -30,6 +30,10 @@ _assets/mathjax/tex-chtml.js:
 	rm -rf _build/mathjax && mkdir -p _build/mathjax _assets/mathjax
 	cd _build/mathjax && npm pack --silent mathjax@3.2.2 >/dev/null && tar xzf mathjax-3.2.2.tgz
 	cp -r _build/mathjax/package/es5/. _assets/mathjax/
+
+# Debian's Chromium for the browser test (tests/test_browser.py); needs root, as on CI.
+browser:
+	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium)
 
 run: env
 	$(BIN)/python -m rcstudy run --profile $(PROFILE)

@@ -1,0 +1,113 @@
+"""The rendered book in a real browser: headless Chromium opens every page of the smoke book.
+
+A page fails on a request to any host but 127.0.0.1, a resource or image that does not load,
+a JavaScript error, a link inside the book to a missing page or anchor, or an image without
+alt text. A screenshot of each chapter page is kept in ``_build/screenshots/`` for people to look at.
+Chromium is Debian's package; the set-up installs it when it is missing (``make browser``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import zlib
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from browser.check import check_site, find_chromium, site_pages
+
+from rcstudy import run
+
+ROOT = run.PROJECT_ROOT
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's Chromium, installed with apt-get when missing (as root, like `make browser`)."""
+    executable = find_chromium()
+    if executable is None and shutil.which("apt-get") and os.geteuid() == 0:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]
+        if subprocess.run(install, env=env, capture_output=True).returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True)
+            subprocess.run(install, env=env, capture_output=True)
+        executable = find_chromium()
+    if executable is None:
+        pytest.fail("Chromium is not installed and could not be installed: run `make browser` "
+                    "(apt-get install -y chromium) as root")
+    return executable
+
+
+def one_pixel_png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)  # 1×1, 8-bit RGB
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff\xff\xff"))
+            + chunk(b"IEND", b""))
+
+
+def write_page(folder, name, body):
+    (folder / name).write_text(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{name}</title>'
+                               f"</head><body>{body}</body></html>")
+
+
+def test_the_checker_reports_each_kind_of_problem(tmp_path, chromium):
+    """A hand-made site with one of each problem, and one clean page that must pass."""
+    (tmp_path / "pixel.png").write_bytes(one_pixel_png())
+    write_page(tmp_path, "good.html",
+               '<h1 id="top">Good</h1><img src="pixel.png" alt="one pixel"><a href="good.html#top">up</a>'
+               '<a href="https://example.org/">an outside link is not a request</a>')
+    write_page(tmp_path, "bad.html",
+               '<img src="missing.png" alt="gone"><img src="pixel.png">'
+               '<a href="nowhere.html">dead</a><a href="good.html#no-such-anchor">bad anchor</a>'
+               '<img src="http://remote.invalid/tracker.png" alt="remote">'
+               '<script>throw new Error("boom")</script><script>console.error("logged")</script>')
+    good, bad = check_site(tmp_path, ["good.html", "bad.html"], chromium)
+
+    assert good.problems() == []
+    assert bad.remote_requests == ["http://remote.invalid/tracker.png"]
+    assert any("missing.png" in r and "404" in r for r in bad.failed_resources)
+    assert "missing.png" in bad.broken_images
+    assert bad.images_without_alt == ["pixel.png"]
+    assert [link.split(" (")[0].rsplit("/", 1)[1] for link in bad.broken_links] == [
+        "good.html#no-such-anchor", "nowhere.html"]
+    assert any("boom" in e for e in bad.js_errors) and any("logged" in e for e in bad.js_errors)
+
+
+@pytest.mark.slow
+def test_every_page_of_the_smoke_book_in_chromium(smoke_book, chromium):
+    html = smoke_book / "_build" / "html"
+    pages = site_pages(html)
+    chapters = [p for p in pages if p.startswith("book/")]
+    published = [c for c in run.toc_chapters() if (smoke_book / "book" / f"{c}.ipynb").exists()]
+    assert sorted(chapters) == sorted(f"book/{c}.html" for c in published)
+
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+    reports = check_site(html, pages, chromium, screenshots=SCREENSHOTS, screenshot_pages=set(chapters))
+
+    problems = [p for r in reports for p in r.problems()]
+    assert not problems, f"{len(problems)} problems in the rendered book:\n" + "\n".join(problems)
+    shots = {r.page: r.screenshot for r in reports if r.screenshot}
+    assert set(shots) == set(chapters)
+    assert all(path.stat().st_size > 10_000 for path in shots.values())  # a rendered page, not a blank
+
+
+@pytest.mark.slow
+def test_chapter_pages_offer_their_notebook_and_launch_buttons(smoke_book):
+    """Each chapter page links its executed notebook (checked to exist by the browser test) and
+    opens it on Binder and Colab from the repository named in _config.yml."""
+    repository = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+    slug, branch = urlsplit(repository["url"]).path.strip("/"), repository["branch"]
+    html = smoke_book / "_build" / "html"
+    for notebook in sorted((smoke_book / "book").glob("*.ipynb")):
+        page = (html / "book" / f"{notebook.stem}.html").read_text()
+        assert f'href="../_sources/book/{notebook.name}"' in page, notebook.stem
+        assert f"mybinder.org/v2/gh/{slug}/{branch}?urlpath=lab/tree/book/{notebook.name}" in page, notebook.stem
+        assert f"colab.research.google.com/github/{slug}/blob/{branch}/book/{notebook.name}" in page, notebook.stem
+    teaching = (html / "book" / "teaching.html").read_text()
+    assert 'download="teaching_plan.csv"' in teaching
