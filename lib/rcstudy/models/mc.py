@@ -73,7 +73,7 @@ _encodings: dict[tuple, list[dict]] = {}
 
 def encode_item(tokenizer, item: MCItem, fields: str, max_length: int) -> list[dict]:
     """Token ids (and type ids) of each option's pair; the context is truncated first."""
-    key = (tokenizer.name_or_path, len(tokenizer), fields, max_length, item.id, item.options, item.question)
+    key = (tokenizer.name_or_path, len(tokenizer), fields, max_length, item.id, item.context, item.question, item.options)
     if key not in _encodings:
         out = []
         for a, b in option_pairs(item, fields):
