@@ -41,5 +41,8 @@ run: env
 html: env mathjax
 	$(BIN)/python -m rcstudy build --no-run
 
+bench: env
+	$(BIN)/python -m rcstudy bench
+
 clean:
 	rm -rf _build book

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import run
+from . import bench, run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,8 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     add_run_options(build)
     build.add_argument("--no-run", action="store_true", help="only render what is already published")
     sub.add_parser("chapters", help="list the chapters in book order")
+    bench.add_arguments(sub.add_parser("bench", help="time the engines against HF Trainer and lm-evaluation-harness"))
     args = parser.parse_args(argv)
 
+    if args.command == "bench":
+        return bench.run_from_args(args)
     if args.command == "chapters":
         print("\n".join(run.toc_chapters()))
         return 0

@@ -1,0 +1,660 @@
+"""Benchmark of the shared engines against the tools a user would otherwise pick.
+
+``python -m rcstudy bench`` (also ``python -m rcstudy.bench``) measures, in one process on one
+machine:
+
+a. **training**: multiple-choice fine-tuning of ``mc_model`` on the first
+   ``train_steps × batch_size`` ReClor training questions, once with our trainer
+   (:func:`rcstudy.models.mc.finetune`: dynamic padding, length-bucketed batches) and once with a
+   HuggingFace ``Trainer`` pipeline that pads every sequence to ``max_length`` (256), as the
+   official ReClor script does. Same items, steps, batch size, optimiser (AdamW, linear warm-up
+   over 10%, weight decay 0.01, gradient clipping at 1), seed and initial weights. Reported:
+   questions/s of both (model loading and tokenisation included), the ratio, and both models'
+   accuracy on ReClor val afterwards, with a paired bootstrap interval of the difference.
+b. **scoring**: zero-shot option scoring on LogiQA test with ``lm_model``: our
+   :meth:`rcstudy.models.lm.CausalLM.loglik` against lm-evaluation-harness (``HFLM`` over the
+   same model object, a local task over the same prompts and options). Reported: whether the
+   predictions are identical, the largest log-likelihood difference and the time ratio.
+c. **FLOP/s**: the matmul FLOPs of the training runs of (a), counted from the tensor shapes the
+   model actually ran (forward + backward), per second of training, against this machine's best
+   measured ``torch.matmul`` rate in the same dtype (fp32 on CPU, bf16 on CUDA).
+d. **book** (optional, ``--stages book``): the wall time of building the book in a profile, cold
+   (as recorded by the runner in ``book/timings.json``, or measured with ``book_cold=true``)
+   and warm (the chapters re-executed with the result cache filled, as after a text-only
+   change), and the peak memory of the largest process.
+
+Results go to ``<out>/<device>.json`` and, as a markdown table, ``<out>/<device>.md``
+(``<out>`` defaults to ``benchmarks/results``); the book's appendix page shows them. Every size
+is a parameter: presets ``cpu``, ``gpu`` and ``tiny`` (seconds, for the tests), refined with
+``--set key=value``.
+
+Heavy libraries are imported inside the stages, so ``--help`` and reading results stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, fields, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import __version__
+from .settings import PROJECT_ROOT, book_root
+
+STAGES = ("train", "score", "book")
+DEFAULT_STAGES = ("train", "score")
+RESULTS_DIR = PROJECT_ROOT / "benchmarks" / "results"
+
+#: Targets the benchmark reports against (speed targets live here, not in timed tests).
+TARGETS = {
+    "train_speedup": 2.0,  # our questions/s ÷ the Trainer reference's
+    "score_speedup": 1.0,  # lm-evaluation-harness seconds ÷ ours
+    "cpu_peak_fraction": 0.40,  # training FLOP/s ÷ measured matmul peak, on CPU
+    "cold_build_s": 3600.0,
+    "warm_build_s": 120.0,
+}
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    mc_model: str = "minilm-l6"
+    train_steps: int = 100
+    batch_size: int = 8  # questions per optimiser step
+    eval_batch_size: int = 32
+    max_length: int = 256
+    lr: float = 2e-5
+    seed: int = 0
+    eval_items: int | None = None  # ReClor val questions to score (None: all 500)
+    lm_model: str = "smollm2-135m"
+    lm_items: int | None = 100  # LogiQA test questions (None: all 651)
+    lm_batch_size: int = 8  # sequences per forward pass, the same for both scorers
+    peak_size: int = 2048  # n of the n×n matmuls that measure the peak
+    peak_reps: int = 5
+    book_profile: str = "quick"
+    book_cold: bool = False  # also measure a cold build (an hour on 2 cores) instead of reading it
+
+
+PRESETS = {
+    # a quiet 2-core CPU machine: about 35 minutes for train + score
+    "cpu": BenchConfig(),
+    # one GPU: one epoch of ReClor train at 32 questions a step, all of LogiQA test
+    "gpu": BenchConfig(train_steps=144, batch_size=32, eval_batch_size=64, lm_items=None, lm_batch_size=32,
+                       peak_size=8192, peak_reps=10),
+    # the tests and the smoke profile: tiny random models, a handful of items
+    "tiny": BenchConfig(mc_model="tiny-bert", train_steps=2, batch_size=2, eval_batch_size=4, eval_items=4,
+                        lm_model="tiny-llama", lm_items=3, lm_batch_size=4, peak_size=128, peak_reps=2),
+}
+
+
+def config_from(preset: str, overrides: dict | None = None) -> BenchConfig:
+    """A preset with ``overrides`` (``{"train_steps": 20}``) applied; unknown keys are an error."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    names = {f.name for f in fields(BenchConfig)}
+    unknown = sorted(set(overrides or {}) - names)
+    if unknown:
+        raise ValueError(f"unknown benchmark setting(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    return replace(PRESETS[preset], **(overrides or {}))
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# --- the machine ------------------------------------------------------------------------------
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def hardware(rt) -> dict:
+    """What the numbers were measured on, including the load average (contention shows there)."""
+    import torch
+
+    from .runtime import describe
+
+    info = describe(rt)
+    info["cpu_model"] = _cpu_model()
+    info["memory_gb"] = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    info["platform"] = platform.platform()
+    if rt.cuda:
+        info["gpu_memory_gb"] = round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1)
+    return info
+
+
+def _now(rt) -> float:
+    """``perf_counter`` after the device has finished its queued work."""
+    if rt.cuda:
+        import torch
+
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+# --- FLOPs --------------------------------------------------------------------------------------
+
+def encoder_flops(config, sequences: int, length: int, *, backward: bool = True) -> int:
+    """Matmul FLOPs of a BERT-style multiple-choice encoder on ``sequences`` sequences of ``length``.
+
+    Per layer and token: the Q, K, V and output projections (8·d²), the feed-forward block
+    (4·d·f) and the two attention products (4·L·d); then the pooler and the option scorer per
+    sequence. The backward pass costs twice the forward. Embedding look-ups, norms and
+    softmaxes are not matmuls and are not counted (as in the usual MFU accounting).
+    """
+    d, f, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    per_layer = 8 * length * d * d + 4 * length * d * f + 4 * length * length * d
+    per_sequence = layers * per_layer + 2 * d * d + 2 * d
+    return (3 if backward else 1) * sequences * per_sequence
+
+
+class EmbeddingShapes:
+    """While active, records (sequences, length) of every look-up in a ``vocab_size``-row embedding.
+
+    Works for any training loop (ours or ``Trainer``): the word-embedding table is the only
+    embedding with the vocabulary's number of rows, so each forward pass is recorded once.
+    """
+
+    def __init__(self, vocab_size: int):
+        self.vocab_size = vocab_size
+        self.shapes: list[tuple[int, int]] = []
+
+    def _hook(self, module, args, output):
+        import torch
+
+        if isinstance(module, torch.nn.Embedding) and module.num_embeddings == self.vocab_size and output.dim() == 3:
+            self.shapes.append((int(output.shape[0]), int(output.shape[1])))
+
+    def __enter__(self) -> "EmbeddingShapes":
+        import torch
+
+        self._handle = torch.nn.modules.module.register_module_forward_hook(self._hook)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._handle.remove()
+
+    def tokens(self) -> int:
+        return sum(n * length for n, length in self.shapes)
+
+    def flops(self, config) -> int:
+        return sum(encoder_flops(config, n, length) for n, length in self.shapes)
+
+
+def matmul_peak(rt, size: int, reps: int) -> dict:
+    """The best rate of ``size``×``size`` ``torch.matmul`` here, in the engine's training dtype."""
+    import torch
+
+    dtype = torch.bfloat16 if rt.cuda else torch.float32
+    a = torch.randn(size, size, device=rt.device, dtype=dtype)
+    b = torch.randn(size, size, device=rt.device, dtype=dtype)
+    inner = 10 if rt.cuda else 1  # a GPU matmul is too short to time alone
+    for _ in range(2):
+        a @ b
+    best = float("inf")
+    for _ in range(reps):
+        start = _now(rt)
+        for _ in range(inner):
+            a @ b
+        best = min(best, (_now(rt) - start) / inner)
+    return {"dtype": str(dtype).removeprefix("torch."), "size": size, "flops_per_s": 2 * size**3 / best}
+
+
+# --- a. multiple-choice fine-tuning: ours vs HF Trainer padding to 256 -------------------------
+
+def _reclor(cfg: BenchConfig):
+    from .data.reclor import load_split
+
+    train = [it for it in load_split("train") if it.label is not None]
+    needed = cfg.train_steps * cfg.batch_size
+    if needed > len(train):
+        raise ValueError(f"train_steps × batch_size = {needed} questions, but ReClor train has {len(train)}")
+    val = load_split("val")
+    return train[:needed], val[: cfg.eval_items] if cfg.eval_items else val
+
+
+def _train_ours(train, val, cfg: BenchConfig, rt, vocab_size: int) -> dict:
+    from .models import mc
+
+    mc_cfg = mc.MCConfig(model=cfg.mc_model, fields="CQA", max_length=cfg.max_length, epochs=1, lr=cfg.lr,
+                         batch_size=cfg.batch_size, seed=cfg.seed, eval_batch_size=cfg.eval_batch_size)
+    with EmbeddingShapes(vocab_size) as shapes:
+        start = _now(rt)
+        trained = mc.finetune(train, mc_cfg, rt)
+        train_s = _now(rt) - start
+    start = _now(rt)
+    logits = mc.predict(trained, val, rt)
+    eval_s = _now(rt) - start
+    return {"train_seconds": train_s, "eval_seconds": eval_s, "predictions": logits.argmax(1).tolist(),
+            "shapes": shapes}
+
+
+def _padded_features(tokenizer, items, max_length: int) -> tuple[list[dict], int]:
+    """The official script's features: every (context, question + option) pair padded to ``max_length``.
+
+    Returns the per-question features and the number of real (non-padding) tokens.
+    """
+    from .models.mc import option_pairs
+
+    pairs = [pair for it in items for pair in option_pairs(it, "CQA")]
+    enc = tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation=True, max_length=max_length,
+                    padding="max_length", return_tensors="pt")
+    features, start = [], 0
+    for it in items:
+        n = len(it.options)
+        features.append({k: v[start:start + n] for k, v in enc.items()} | {"labels": it.label})
+        start += n
+    return features, int(enc["attention_mask"].sum())
+
+
+def _train_reference(train, val, cfg: BenchConfig, rt, vocab_size: int, workdir: Path) -> dict:
+    from transformers import PrinterCallback, Trainer, TrainingArguments
+
+    from .models import load_multiple_choice, load_tokenizer
+
+    args = TrainingArguments(
+        output_dir=str(workdir), max_steps=cfg.train_steps, per_device_train_batch_size=cfg.batch_size,
+        per_device_eval_batch_size=cfg.eval_batch_size, learning_rate=cfg.lr, warmup_steps=0.1,
+        weight_decay=0.01, max_grad_norm=1.0, lr_scheduler_type="linear", seed=cfg.seed,
+        bf16=rt.cuda, tf32=True if rt.cuda else None, use_cpu=not rt.cuda, dataloader_num_workers=0,
+        save_strategy="no", logging_strategy="no", report_to="none", disable_tqdm=True,
+    )
+    with EmbeddingShapes(vocab_size) as shapes:
+        start = _now(rt)
+        tokenizer = load_tokenizer(cfg.mc_model)
+        model = load_multiple_choice(cfg.mc_model, seed=cfg.seed)
+        features, real_tokens = _padded_features(tokenizer, train, cfg.max_length)
+        trainer = Trainer(model=model, args=args, train_dataset=features)
+        trainer.remove_callback(PrinterCallback)  # it would print the final metrics dict
+        trainer.train()
+        train_s = _now(rt) - start
+    start = _now(rt)
+    out = trainer.predict(_padded_features(tokenizer, val, cfg.max_length)[0])
+    eval_s = _now(rt) - start
+    return {"train_seconds": train_s, "eval_seconds": eval_s, "predictions": out.predictions.argmax(-1).tolist(),
+            "shapes": shapes, "real_tokens": real_tokens}
+
+
+def stage_train(cfg: BenchConfig, rt) -> tuple[dict, dict]:
+    """Stages a and c: the training comparison and the FLOP rates of both runs."""
+    import numpy as np
+
+    from .models import model_config
+    from .stats import bootstrap_ci
+
+    train, val = _reclor(cfg)
+    config = model_config(cfg.mc_model)
+    _log(f"▶ a. fine-tuning {cfg.mc_model} on {len(train)} ReClor questions, ours")
+    ours = _train_ours(train, val, cfg, rt, config.vocab_size)
+    _log(f"▶ a. the same with transformers.Trainer, padding to {cfg.max_length}")
+    with tempfile.TemporaryDirectory(prefix="rcstudy-bench-trainer-") as workdir:
+        ref = _train_reference(train, val, cfg, rt, config.vocab_size, Path(workdir))
+    _log(f"▶ c. matmul peak ({cfg.peak_size}×{cfg.peak_size})")
+    peak = matmul_peak(rt, cfg.peak_size, cfg.peak_reps)
+
+    gold = np.array([it.label for it in val])
+    systems = {}
+    for name, m in (("ours", ours), ("reference", ref)):
+        correct = (np.array(m["predictions"]) == gold).astype(float)
+        acc = bootstrap_ci(correct, scale=100, seed=cfg.seed)
+        flops = m["shapes"].flops(config)
+        systems[name] = {
+            "train_seconds": m["train_seconds"], "questions_per_s": len(train) / m["train_seconds"],
+            "eval_seconds": m["eval_seconds"], "eval_questions_per_s": len(val) / m["eval_seconds"],
+            "accuracy": asdict(acc), "correct": correct.astype(int).tolist(),
+            "tokens_processed": m["shapes"].tokens(), "train_flops": flops,
+            "flops_per_s": flops / m["train_seconds"],
+        }
+    diff = bootstrap_ci(np.array(systems["ours"]["correct"]) - np.array(systems["reference"]["correct"]),
+                        scale=100, seed=cfg.seed)
+    training = {
+        "model": cfg.mc_model, "train_questions": len(train), "steps": cfg.train_steps, "batch_size": cfg.batch_size,
+        "eval_questions": len(val), "max_length": cfg.max_length, "real_tokens": ref["real_tokens"],
+        **systems,
+        "speedup": systems["ours"]["questions_per_s"] / systems["reference"]["questions_per_s"],
+        "eval_speedup": systems["ours"]["eval_questions_per_s"] / systems["reference"]["eval_questions_per_s"],
+        "accuracy_difference": asdict(diff),
+    }
+    flops = {"peak": peak, **{name: {"flops_per_s": s["flops_per_s"],
+                                     "fraction_of_peak": s["flops_per_s"] / peak["flops_per_s"]}
+                              for name, s in systems.items()}}
+    return training, flops
+
+
+# --- b. zero-shot option scoring: ours vs lm-evaluation-harness ---------------------------------
+
+TASK = "rcstudy_bench_logiqa"
+TASK_YAML = """\
+task: {task}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {docs}
+  cache_dir: {cache}
+output_type: multiple_choice
+test_split: test
+doc_to_text: "{{{{prompt}}}}"
+doc_to_choice: "{{{{choices}}}}"
+doc_to_target: "{{{{label}}}}"
+target_delimiter: " "
+metric_list:
+  - metric: acc
+    aggregation: mean
+    higher_is_better: true
+"""
+
+
+def logiqa_prompt(item) -> str:
+    """The prompt of lm-evaluation-harness's ``logiqa`` task (``tasks/logiqa/utils_logiqa.py``)."""
+    options = "".join(f"{letter}. {option}\n" for letter, option in zip("ABCD", item.options))
+    return f"Passage: {item.context}\nQuestion: {item.question}\nChoices:\n{options}Answer:"
+
+
+def _harness_loglik(lm, prompts: list[str], items, cfg: BenchConfig, rt) -> tuple[list[float], float]:
+    """lm-evaluation-harness's log-likelihood of every option, and the seconds its evaluation took."""
+    import torch
+
+    try:
+        from lm_eval import evaluator
+        from lm_eval.models.huggingface import HFLM
+        from lm_eval.tasks import TaskManager
+    except ImportError:
+        raise ImportError("the scoring stage compares with lm-evaluation-harness: "
+                          "pip install -r requirements-dev.txt (lm-eval)") from None
+
+    quiet = logging.getLogger("lm_eval")
+    level, quiet.level = quiet.level, logging.ERROR
+    try:
+        with tempfile.TemporaryDirectory(prefix="rcstudy-bench-task-") as tmp:
+            docs = Path(tmp) / "logiqa_test.jsonl"
+            docs.write_text("".join(json.dumps({"prompt": p, "choices": list(it.options), "label": it.label}) + "\n"
+                                    for p, it in zip(prompts, items)))
+            (Path(tmp) / f"{TASK}.yaml").write_text(TASK_YAML.format(task=TASK, docs=docs, cache=Path(tmp) / "cache"))
+            tasks = TaskManager(include_path=tmp, include_defaults=False).load([TASK])
+            model = HFLM(pretrained=lm.model, tokenizer=lm.tokenizer, batch_size=cfg.lm_batch_size,
+                         max_length=lm.max_length, softmax_dtype=torch.float32,
+                         mixed_precision_dtype=torch.bfloat16 if rt.cuda else None)
+            start = _now(rt)
+            out = evaluator.evaluate(lm=model, task_dict=tasks, log_samples=True, bootstrap_iters=0,
+                                     verbosity="ERROR")
+            seconds = _now(rt) - start
+    finally:
+        quiet.level = level
+    samples = sorted(out["samples"][TASK], key=lambda s: s["doc_id"])
+    return [float(ll) for s in samples for ll, _ in s["filtered_resps"]], seconds
+
+
+def stage_score(cfg: BenchConfig, rt) -> dict:
+    """Stage b: the same option log-likelihoods from our scorer and from lm-evaluation-harness."""
+    import numpy as np
+
+    from .data.logiqa import load_logiqa
+    from .models.lm import CausalLM
+
+    items = load_logiqa("test")
+    items = items[: cfg.lm_items] if cfg.lm_items else items
+    lm = CausalLM.load(cfg.lm_model, rt)
+    prompts = [logiqa_prompt(it) for it in items]
+    contexts = [p for p, it in zip(prompts, items) for _ in it.options]
+    continuations = [" " + option for it in items for option in it.options]
+    _log(f"▶ b. scoring {len(contexts)} LogiQA options with {cfg.lm_model}, ours")
+    start = _now(rt)
+    ours = lm.loglik(contexts, continuations, batch_size=cfg.lm_batch_size)
+    ours_s = _now(rt) - start
+    _log("▶ b. the same with lm-evaluation-harness")
+    harness, harness_s = _harness_loglik(lm, prompts, items, cfg, rt)
+    harness = np.array(harness)
+
+    def per_item(scores) -> np.ndarray:
+        out, start = [], 0
+        for it in items:
+            out.append(int(np.argmax(scores[start:start + len(it.options)])))
+            start += len(it.options)
+        return np.array(out)
+
+    gold = np.array([it.label for it in items])
+    pred_ours, pred_harness = per_item(ours), per_item(harness)
+    return {
+        "model": cfg.lm_model, "items": len(items), "options": len(contexts), "batch_size": cfg.lm_batch_size,
+        "ours": {"seconds": ours_s, "items_per_s": len(items) / ours_s,
+                 "accuracy": 100 * float((pred_ours == gold).mean())},
+        "reference": {"seconds": harness_s, "items_per_s": len(items) / harness_s,
+                      "accuracy": 100 * float((pred_harness == gold).mean())},
+        "speedup": harness_s / ours_s,
+        "identical_predictions": int((pred_ours == pred_harness).sum()),
+        "max_abs_loglik_difference": float(np.abs(ours - harness).max()),
+    }
+
+
+# --- d. the book build ------------------------------------------------------------------------
+
+def timed_process(cmd: list[str], *, log: Path, **kwargs) -> dict:
+    """Run ``cmd`` (output to ``log``); its wall time, exit code and the peak RSS of its largest process."""
+    start = time.perf_counter()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, **kwargs)
+        _, status, usage = os.wait4(proc.pid, 0)  # the rusage of the child and its waited-for descendants
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return {"seconds": time.perf_counter() - start, "returncode": proc.returncode,
+            "peak_rss_mb": usage.ru_maxrss / 1024}
+
+
+def recorded_timings(profile: str, root: Path | None = None) -> dict[str, float]:
+    """The per-chapter wall times the runner last recorded for ``profile`` (``book/timings.json``)."""
+    path = (root or book_root()) / "book" / "timings.json"
+    return json.loads(path.read_text()).get(profile, {}) if path.is_file() else {}
+
+
+def _timed_build(profile: str, root: Path, env: dict) -> dict:
+    log = root.parent / f"build-{time.monotonic_ns()}.log"
+    result = timed_process([sys.executable, "-m", "rcstudy", "build", "--profile", profile, "--root", str(root)],
+                           log=log, env=env, cwd=PROJECT_ROOT)
+    if result["returncode"] != 0:
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+        raise RuntimeError(f"`rcstudy build --profile {profile}` failed (exit {result['returncode']}):\n{tail}")
+    return {**result, "chapters": recorded_timings(profile, root)}
+
+
+def stage_book(cfg: BenchConfig) -> dict:
+    """Stage d: the book built in ``cfg.book_profile`` into a temporary root, warm (and cold)."""
+    profile = cfg.book_profile
+    recorded = recorded_timings(profile)
+    if not cfg.book_cold and not recorded:
+        raise RuntimeError(
+            f"no {profile}-profile timings in {book_root() / 'book' / 'timings.json'}: build the book once "
+            f"(`make book PROFILE={profile}`) so that the cold time is recorded and the cache is warm, "
+            f"or pass --set book_cold=true to measure a cold build here (about an hour on 2 cores)")
+    with tempfile.TemporaryDirectory(prefix="rcstudy-bench-book-") as tmp:
+        env = dict(os.environ)
+        result = {"profile": profile}
+        if cfg.book_cold:
+            env["RCSTUDY_CACHE"] = str(Path(tmp) / "cache")  # nothing cached: every result is computed
+            _log(f"▶ d. cold build of the {profile} book")
+            result["cold"] = {**_timed_build(profile, Path(tmp) / "cold", env), "source": "measured"}
+        else:
+            result["cold"] = {"seconds": sum(recorded.values()), "chapters": recorded,
+                              "source": "book/timings.json (chapter execution only)"}
+        _log(f"▶ d. warm build of the {profile} book")
+        result["warm"] = _timed_build(profile, Path(tmp) / "warm", env)
+    return result
+
+
+# --- results ----------------------------------------------------------------------------------
+
+def _interval(d: dict) -> str:
+    return f"{d['estimate']:.1f} [{d['low']:.1f}, {d['high']:.1f}]"
+
+
+def _yes(ok: bool) -> str:
+    return "yes" if ok else "no"
+
+
+ACCURACY_MEASURE = "val accuracy %, 95% CI (ratio column: ours − reference)"
+
+
+def summary_rows(results: dict) -> list[dict]:
+    """One row per measure: stage, measure, ours, reference, ratio, target, met (all text)."""
+    rows = []
+
+    def add(stage, measure, ours, reference="", ratio="", target="", met=""):
+        rows.append({"stage": stage, "measure": measure, "ours": ours, "reference": reference, "ratio": ratio,
+                     "target": target, "met": met})
+
+    if t := results.get("training"):
+        o, r = t["ours"], t["reference"]
+        name = f"a. fine-tuning {t['model']} (ReClor, {t['steps']} steps × {t['batch_size']})"
+        add(name, "training questions/s", f"{o['questions_per_s']:.2f}", f"{r['questions_per_s']:.2f}",
+            f"{t['speedup']:.2f}×", f"≥ {TARGETS['train_speedup']:g}×", _yes(t["speedup"] >= TARGETS["train_speedup"]))
+        add(name, f"evaluation questions/s ({t['eval_questions']} val)", f"{o['eval_questions_per_s']:.2f}",
+            f"{r['eval_questions_per_s']:.2f}", f"{t['eval_speedup']:.2f}×")
+        add(name, "tokens computed per real token", f"{o['tokens_processed'] / t['real_tokens']:.2f}",
+            f"{r['tokens_processed'] / t['real_tokens']:.2f}")
+        d = t["accuracy_difference"]
+        add(name, ACCURACY_MEASURE, _interval(o["accuracy"]),
+            _interval(r["accuracy"]), _interval(d), "difference CI contains 0", _yes(d["low"] <= 0 <= d["high"]))
+    if s := results.get("scoring"):
+        name = f"b. zero-shot scoring, {s['model']} (LogiQA test, {s['items']} items)"
+        add(name, "seconds (ratio: reference ÷ ours)", f"{s['ours']['seconds']:.1f}",
+            f"{s['reference']['seconds']:.1f}", f"{s['speedup']:.2f}×", f"≥ {TARGETS['score_speedup']:g}×",
+            _yes(s["speedup"] >= TARGETS["score_speedup"]))
+        add(name, "identical predictions", f"{s['identical_predictions']}/{s['items']}",
+            f"max |Δ log-lik| {s['max_abs_loglik_difference']:.1e}", "", "all",
+            _yes(s["identical_predictions"] == s["items"]))
+        add(name, "accuracy %", f"{s['ours']['accuracy']:.1f}", f"{s['reference']['accuracy']:.1f}")
+    if f := results.get("flops"):
+        p = f["peak"]
+        cpu = results.get("hardware", {}).get("device", "cpu") == "cpu"
+        add(f"c. training FLOP/s vs {p['dtype']} matmul peak ({p['flops_per_s'] / 1e9:.1f} GFLOP/s)",
+            "GFLOP/s (share of peak)",
+            f"{f['ours']['flops_per_s'] / 1e9:.1f} ({100 * f['ours']['fraction_of_peak']:.0f}%)",
+            f"{f['reference']['flops_per_s'] / 1e9:.1f} ({100 * f['reference']['fraction_of_peak']:.0f}%)",
+            "", f"≥ {100 * TARGETS['cpu_peak_fraction']:.0f}% on CPU" if cpu else "",
+            _yes(f["ours"]["fraction_of_peak"] >= TARGETS["cpu_peak_fraction"]) if cpu else "")
+    if b := results.get("book"):
+        name = f"d. book build ({b['profile']} profile)"
+        add(name, f"cold, minutes ({b['cold']['source']})", f"{b['cold']['seconds'] / 60:.1f}", "", "",
+            f"≤ {TARGETS['cold_build_s'] / 60:g}", _yes(b["cold"]["seconds"] <= TARGETS["cold_build_s"]))
+        add(name, "warm (cache filled), minutes", f"{b['warm']['seconds'] / 60:.1f}", "", "",
+            f"≤ {TARGETS['warm_build_s'] / 60:g}", _yes(b["warm"]["seconds"] <= TARGETS["warm_build_s"]))
+        peaks = [x["peak_rss_mb"] for x in (b["cold"], b["warm"]) if "peak_rss_mb" in x]
+        add(name, "peak memory of one process, GB", f"{max(peaks) / 1024:.1f}")
+    return rows
+
+
+def hardware_line(results: dict) -> str:
+    h = results["hardware"]
+    where = h.get("gpu") or f"{h['cpu_model']}, {h['torch_threads']} torch threads"
+    return (f"{where} ({h['cpu_count']} CPUs, {h['memory_gb']} GB; 1-min load "
+            f"{results['load_average'][0]:.1f} before, {results['load_average'][1]:.1f} after); "
+            f"torch {h['torch']}, rcstudy {results['rcstudy']}, {results['date']}")
+
+
+def markdown(results: dict) -> str:
+    rows = summary_rows(results)
+    cols = list(rows[0]) if rows else []
+    cell = lambda v: str(v).replace("|", "\\|")  # noqa: E731
+    lines = [f"# Benchmark ({results['preset']} preset, {results['hardware']['device']})", "",
+             hardware_line(results), ""]
+    if rows:
+        lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for prev, r in zip([None, *rows], rows):
+            shown = {**r, "stage": "" if prev and prev["stage"] == r["stage"] else r["stage"]}
+            lines.append("| " + " | ".join(cell(shown[c]) for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_results(results: dict, out_dir: Path) -> tuple[Path, Path]:
+    """``<out>/<device>.json`` and ``<out>/<device>.md`` (the latest run per device type)."""
+    from .cache import atomic_write_bytes
+
+    device = results["hardware"]["device"].split(":")[0]
+    json_path, md_path = Path(out_dir) / f"{device}.json", Path(out_dir) / f"{device}.md"
+    atomic_write_bytes(json_path, json.dumps(results, indent=1).encode())
+    atomic_write_bytes(md_path, markdown(results).encode())
+    return json_path, md_path
+
+
+def load_results(out_dir: Path = RESULTS_DIR) -> list[dict]:
+    """Every result file in ``out_dir``, newest first."""
+    found = [json.loads(p.read_text()) for p in sorted(Path(out_dir).glob("*.json"))]
+    return sorted(found, key=lambda r: r["date"], reverse=True)
+
+
+def run(cfg: BenchConfig, stages=DEFAULT_STAGES, *, preset: str = "custom", out_dir: Path | None = RESULTS_DIR,
+        rt=None) -> dict:
+    """Run the chosen stages; write the results to ``out_dir`` (unless None) and return them."""
+    from . import runtime
+
+    unknown = sorted(set(stages) - set(STAGES))
+    if unknown:
+        raise ValueError(f"unknown stage(s) {', '.join(unknown)}; choose from {', '.join(STAGES)}")
+    rt = rt or runtime.setup()
+    results = {"rcstudy": __version__, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "preset": preset, "config": asdict(cfg), "stages": list(stages), "hardware": hardware(rt)}
+    load_before = os.getloadavg()[0]
+    if "train" in stages:
+        results["training"], results["flops"] = stage_train(cfg, rt)
+    if "score" in stages:
+        results["scoring"] = stage_score(cfg, rt)
+    if "book" in stages:
+        results["book"] = stage_book(cfg)
+    results["load_average"] = [load_before, os.getloadavg()[0]]
+    if out_dir is not None:
+        for path in write_results(results, out_dir):
+            _log(f"✓ wrote {path}")
+    return results
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("--preset", choices=list(PRESETS), default=None,
+                        help="sizes: cpu (a quiet 2-core machine, ~35 min), gpu (one GPU), tiny (seconds); "
+                             "default: gpu when CUDA is available, else cpu")
+    parser.add_argument("--stages", default=",".join(DEFAULT_STAGES),
+                        help=f"comma-separated, from {', '.join(STAGES)} (default: %(default)s)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                        help="override one setting of the preset, e.g. train_steps=20; repeatable")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="folder for <device>.json and <device>.md")
+    parser.add_argument("--online", action="store_true",
+                        help="allow HuggingFace Hub downloads (default: HF_HUB_OFFLINE=1, as the runner sets)")
+    return parser
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    from . import runtime
+    from .run import parse_overrides
+
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if not args.online:
+        os.environ["HF_HUB_OFFLINE"] = os.environ["HF_DATASETS_OFFLINE"] = "1"
+    rt = runtime.setup(args.device)
+    preset = args.preset or ("gpu" if rt.cuda else "cpu")
+    cfg = config_from(preset, parse_overrides(args.settings))
+    results = run(cfg, tuple(s.strip() for s in args.stages.split(",") if s.strip()), preset=preset,
+                  out_dir=args.out, rt=rt)
+    print(markdown(results))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = add_arguments(argparse.ArgumentParser(prog="rcstudy bench", description=__doc__,
+                                                   formatter_class=argparse.RawDescriptionHelpFormatter))
+    return run_from_args(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

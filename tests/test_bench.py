@@ -1,0 +1,134 @@
+"""The benchmark runs end to end in a tiny configuration and reports what it measured."""
+
+import json
+import sys
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from rcstudy import bench, runtime
+from rcstudy.models import load_multiple_choice, model_config
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # the tiny splits are not the official sizes
+
+WORDS = "every valid argument keeps its conclusion when a premise is added but a sound one also".split()
+
+
+def _words(n: int, shift: int) -> str:
+    return " ".join(WORDS[(shift + j) % len(WORDS)] for j in range(n))
+
+
+@pytest.fixture
+def tiny_data(tmp_path, monkeypatch):
+    """ReClor train/val (JSON arrays) and LogiQA Test.txt (8-line blocks) in the official layouts."""
+    data = tmp_path / "data"
+    (data / "reclor").mkdir(parents=True)
+    (data / "logiqa").mkdir()
+    for split, n in (("train", 6), ("val", 4)):
+        records = [{"context": _words(8 + 7 * i, i), "question": "Which one is most strongly supported?",
+                    "answers": [_words(3 + k, i + k) for k in range(4)], "label": (i + 1) % 4,
+                    "id_string": f"{split}_{i}"} for i in range(n)]
+        (data / "reclor" / f"{split}.json").write_text(json.dumps(records))
+    blocks = []
+    for i in range(3):
+        options = [f"{letter}.{_words(2 + k, i)}" for k, letter in enumerate("ABCD")]
+        blocks += ["", "abc"[i], _words(12 + 5 * i, i), "Which of the following can be derived?", *options]
+    (data / "logiqa" / "Test.txt").write_text("\n".join(blocks) + "\n")
+    monkeypatch.setenv("RCSTUDY_DATA", str(data))
+    return data
+
+
+def test_tiny_benchmark_writes_json_and_markdown(tiny_data, tmp_path, isolated_cache):
+    cfg = bench.config_from("tiny")
+    out = tmp_path / "out"
+    results = bench.run(cfg, ("train", "score"), preset="tiny", out_dir=out, rt=runtime.setup("cpu", threads=1))
+
+    saved = json.loads((out / "cpu.json").read_text())
+    assert saved == json.loads(json.dumps(results))
+    assert saved["hardware"]["device"] == "cpu" and saved["config"]["train_steps"] == 2
+
+    t = saved["training"]
+    assert t["train_questions"] == 4 and t["eval_questions"] == 4
+    for system in ("ours", "reference"):
+        assert t[system]["questions_per_s"] > 0 and len(t[system]["correct"]) == 4
+    # the reference pads 2 steps × 2 questions × 4 options to 256 tokens; ours pads to the batch
+    assert t["reference"]["tokens_processed"] == 2 * 2 * 4 * 256
+    assert t["real_tokens"] <= t["ours"]["tokens_processed"] < t["reference"]["tokens_processed"]
+    config = model_config("tiny-bert")
+    assert t["reference"]["train_flops"] == 2 * bench.encoder_flops(config, 2 * 4, 256)
+
+    s = saved["scoring"]
+    assert s["items"] == 3 and s["options"] == 12
+    assert s["identical_predictions"] == 3 and s["max_abs_loglik_difference"] < 1e-3
+    assert s["ours"]["accuracy"] == s["reference"]["accuracy"]
+
+    f = saved["flops"]
+    assert f["peak"]["dtype"] == "float32" and f["peak"]["flops_per_s"] > 0
+    assert 0 < f["ours"]["fraction_of_peak"]
+
+    md = (out / "cpu.md").read_text()
+    header = "| stage | measure | ours | reference | ratio | target | met |"
+    assert header in md and "training questions/s" in md and "identical predictions" in md
+    assert "| 3/3 |" in md and "float32 matmul peak" in md
+    assert md.count("\n| ") == 1 + len(bench.summary_rows(saved))  # header + one line per measure
+
+
+def test_flop_formula_matches_torch_flop_counter():
+    model = load_multiple_choice("tiny-bert").train()
+    ids = torch.randint(1000, 2000, (2, 4, 37))
+    with FlopCounterMode(display=False) as counter:
+        model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits.sum().backward()
+    assert bench.encoder_flops(model_config("tiny-bert"), 2 * 4, 37) == counter.get_total_flops()
+
+
+def test_embedding_shapes_records_each_forward_once():
+    model = load_multiple_choice("tiny-bert").eval()
+    config = model_config("tiny-bert")
+    with bench.EmbeddingShapes(config.vocab_size) as shapes, torch.no_grad():
+        for length in (5, 9):
+            model(input_ids=torch.randint(1000, 2000, (3, 4, length)))
+    model(input_ids=torch.randint(1000, 2000, (1, 4, 7)))  # after the block: not recorded
+    assert shapes.shapes == [(12, 5), (12, 9)]
+    assert shapes.tokens() == 12 * 14
+    assert shapes.flops(config) == sum(bench.encoder_flops(config, 12, n) for n in (5, 9))
+
+
+def _results(speedup: float, diff_low: float) -> dict:
+    system = {"questions_per_s": 1.0, "eval_questions_per_s": 2.0, "tokens_processed": 100,
+              "accuracy": {"estimate": 30.0, "low": 25.0, "high": 35.0}}
+    return {"hardware": {"device": "cpu"}, "training": {
+        "model": "m", "steps": 10, "batch_size": 8, "eval_questions": 50, "real_tokens": 50,
+        "ours": system, "reference": system, "speedup": speedup, "eval_speedup": 1.5,
+        "accuracy_difference": {"estimate": diff_low + 2, "low": diff_low, "high": diff_low + 4}}}
+
+
+@pytest.mark.parametrize("speedup, diff_low, met", [(2.5, -1.0, ["yes", "yes"]), (1.5, 0.5, ["no", "no"])])
+def test_summary_rows_check_the_targets(speedup, diff_low, met):
+    rows = {r["measure"]: r for r in bench.summary_rows(_results(speedup, diff_low))}
+    assert rows["training questions/s"]["ratio"] == f"{speedup:.2f}×"
+    assert [rows["training questions/s"]["met"], rows[bench.ACCURACY_MEASURE]["met"]] == met
+
+
+def test_config_overrides_are_checked():
+    assert bench.config_from("tiny", {"train_steps": 5}).train_steps == 5
+    with pytest.raises(ValueError, match="unknown benchmark setting"):
+        bench.config_from("tiny", {"steps": 5})
+    with pytest.raises(ValueError, match="unknown preset"):
+        bench.config_from("huge")
+
+
+def test_timed_process_reports_exit_code_and_peak_memory(tmp_path):
+    grow = "b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); raise SystemExit(3)"
+    result = bench.timed_process([sys.executable, "-c", grow], log=tmp_path / "log")
+    assert result["returncode"] == 3
+    assert result["peak_rss_mb"] >= 300
+
+
+def test_book_stage_needs_a_recorded_build(tmp_path, monkeypatch):
+    monkeypatch.setenv("RCSTUDY_BOOK_ROOT", str(tmp_path))
+    with pytest.raises(RuntimeError, match="make book PROFILE=quick"):
+        bench.stage_book(bench.config_from("tiny"))
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "timings.json").write_text(json.dumps({"quick": {"intro": 2.0, "reclor": 600.5}}))
+    assert bench.recorded_timings("quick") == {"intro": 2.0, "reclor": 600.5}
