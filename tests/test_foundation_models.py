@@ -109,3 +109,14 @@ def test_next_token_choices_and_generation(rt):
         lm.next_token_logprobs(["x"], [" A", " A"])
     out = lm.generate(["Hello", "A longer prompt here"], max_new_tokens=5)
     assert len(out) == 2 and all(isinstance(t, str) for t in out)
+
+
+def test_options_sharing_a_context_score_as_if_alone(rt):
+    """The options of one question share one pass over the context; scores must not change."""
+    lm = CausalLM.load("tiny-llama", rt)
+    context = "Passage: the committee met on Tuesday. Question: when did it meet? Answer:"
+    options = [" Tuesday", " on a rainy Wednesday morning", " never", " Tuesday, as planned"]
+    together = lm.loglik([context] * 4 + ["Other context:"], options + [" x y z"], batch_size=3)
+    alone = [lm.loglik([context], [o], batch_size=1)[0] for o in options] + \
+        [lm.loglik(["Other context:"], [" x y z"])[0]]
+    np.testing.assert_allclose(together, alone, atol=1e-4)

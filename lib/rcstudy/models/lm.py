@@ -3,8 +3,9 @@
 Scoring follows lm-evaluation-harness: context and continuation are tokenised separately (a
 trailing space of the context moves to the continuation), the pair is truncated from the
 left, and the score is the summed log-probability of the continuation tokens. Batches are
-left-padded with explicit position ids, so only the last few positions need logits
-(``logits_to_keep``): no (batch × length × vocabulary) tensor is ever built.
+left-padded with explicit position ids. Pairs that share a context (the options of a question)
+run it once and reuse its key/value cache for every continuation, and logits are computed only
+where they are scored (``logits_to_keep``): no (batch × context × vocabulary) tensor is built.
 """
 
 from __future__ import annotations
@@ -56,13 +57,7 @@ class CausalLM:
     # --- batched forward ---------------------------------------------------------------------
     def _last_logprobs(self, sequences: list[list[int]], keep: int) -> torch.Tensor:
         """Log-softmax over the vocabulary at the last ``keep`` positions of each sequence."""
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        length = max(len(s) for s in sequences)
-        ids = torch.full((len(sequences), length), pad, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for i, s in enumerate(sequences):
-            ids[i, length - len(s):] = torch.tensor(s)
-            mask[i, length - len(s):] = 1
+        ids, mask = self._left_padded(sequences)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         dev = self.rt.device
         with torch.inference_mode(), self.rt.autocast():
@@ -75,26 +70,79 @@ class CausalLM:
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])  # longest first: OOM shows at once
         return [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
 
+    def _left_padded(self, sequences: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        length = max(len(s) for s in sequences)
+        ids = torch.full((len(sequences), length), pad, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for i, s in enumerate(sequences):
+            ids[i, length - len(s):] = torch.tensor(s)
+            mask[i, length - len(s):] = 1
+        return ids, mask
+
+    def _shared_context_logprobs(self, contexts: list[list[int]], continuations: list[list[int]],
+                                 owner: list[int]) -> list[float]:
+        """Summed log p(continuation | its context): each context runs once, its cache serves every
+        continuation of it (``owner[r]`` is the context of continuation ``r``)."""
+        dev = self.rt.device
+        ids, mask = self._left_padded(contexts)
+        own = torch.tensor(owner)
+        with torch.inference_mode(), self.rt.autocast():
+            out = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev),
+                             position_ids=(mask.cumsum(-1) - 1).clamp(min=0).to(dev), use_cache=True,
+                             logits_to_keep=1)
+            first = torch.log_softmax(out.logits[:, -1].float(), dim=-1).cpu()
+            rest_len = max(len(c) for c in continuations) - 1
+            if rest_len > 0:  # every continuation token but the last, right-padded, after its context
+                cache = out.past_key_values
+                cache.reorder_cache(own.to(dev))
+                rest = torch.zeros((len(continuations), rest_len), dtype=torch.long)
+                rest_mask = torch.zeros_like(rest)
+                for r, c in enumerate(continuations):
+                    rest[r, :len(c) - 1] = torch.tensor(c[:-1], dtype=torch.long)
+                    rest_mask[r, :len(c) - 1] = 1
+                positions = mask[own].sum(-1, keepdim=True) + torch.arange(rest_len)
+                logits = self.model(input_ids=rest.to(dev), attention_mask=torch.cat([mask[own], rest_mask], 1).to(dev),
+                                    position_ids=positions.to(dev), past_key_values=cache).logits
+                rest_logp = torch.log_softmax(logits.float(), dim=-1).cpu()
+        scores = []
+        for r, c in enumerate(continuations):
+            score = first[owner[r], c[0]].item()
+            if len(c) > 1:
+                score += rest_logp[r, torch.arange(len(c) - 1), torch.tensor(c[1:])].sum().item()
+            scores.append(score)
+        return scores
+
     def loglik(self, contexts: Sequence[str], continuations: Sequence[str], batch_size: int = 8,
                return_counts: bool = False):
-        """Summed log p(continuation | context) per pair (and the continuation token counts)."""
+        """Summed log p(continuation | context) per pair (and the continuation token counts).
+
+        Pairs that share a context (the options of one question) share one forward pass over it:
+        the context's key/value cache is reused for each continuation. ``batch_size`` counts
+        continuations per forward pass.
+        """
         if len(contexts) != len(continuations):
             raise ValueError("contexts and continuations differ in length")
         pairs = [self.encode_pair(c, x) for c, x in zip(contexts, continuations)]
         scores = np.zeros(len(pairs), dtype=np.float64)
         counts = np.array([len(cont) for _, cont in pairs])
-        for idx in self._batches([len(a) + len(b) for a, b in pairs], batch_size):
-            seqs = [pairs[i][0] + pairs[i][1] for i in idx]
-            keep = int(max(counts[i] for i in idx)) + 1
-            logp = self._last_logprobs(seqs, keep).cpu()
-            for row, i in enumerate(idx):
-                n = int(counts[i])
-                if n == 0:
-                    continue
-                # the last n+1 positions predict the n continuation tokens (the final one predicts nothing)
-                preds = logp[row, keep - n - 1: keep - 1]
-                target = torch.tensor(pairs[i][1])
-                scores[i] = preds.gather(-1, target.unsqueeze(-1)).sum().item()
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i, (ctx, cont) in enumerate(pairs):
+            if cont:  # an empty continuation scores 0
+                groups.setdefault(tuple(ctx), []).append(i)
+        keys = sorted(groups, key=len, reverse=True)  # longest first: OOM shows at once
+        start = 0
+        while start < len(keys):
+            chunk, rows = [keys[start]], len(groups[keys[start]])
+            start += 1
+            while start < len(keys) and rows + len(groups[keys[start]]) <= batch_size:
+                chunk.append(keys[start])
+                rows += len(groups[keys[start]])
+                start += 1
+            members = [(g, i) for g, key in enumerate(chunk) for i in groups[key]]
+            got = self._shared_context_logprobs([list(k) for k in chunk], [pairs[i][1] for _, i in members],
+                                                [g for g, _ in members])
+            scores[[i for _, i in members]] = got
         return (scores, counts) if return_counts else scores
 
     def next_token_logprobs(self, prompts: Sequence[str], candidates: Sequence[str], batch_size: int = 8) -> np.ndarray:
