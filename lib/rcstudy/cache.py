@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
 from . import __version__
-from .settings import cache_dir, refresh_requested
+from .settings import cache_dir, data_dir, refresh_requested
 
 T = TypeVar("T")
 
@@ -59,12 +59,20 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def _data_label(path: Path) -> str:
+    """A data file's path relative to the data directory (independent of where that lives)."""
+    try:
+        return path.resolve().relative_to(data_dir().resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
 def cache_key(name: str, params: dict, data_files: Iterable[Path] = ()) -> dict:
     """Everything a cached result depends on, as a JSON-able dict."""
     return {
         "name": name,
         "params": params,
-        "data": {str(Path(p).name): file_checksum(p) for p in data_files},
+        "data": {_data_label(Path(p)): file_checksum(p) for p in data_files},
         "rcstudy": __version__,
     }
 

@@ -130,17 +130,21 @@ class CausalLM:
         for i, (ctx, cont) in enumerate(pairs):
             if cont:  # an empty continuation scores 0
                 groups.setdefault(tuple(ctx), []).append(i)
-        keys = sorted(groups, key=len, reverse=True)  # longest first: OOM shows at once
+        # A context with more continuations than batch_size (a cloze passage with many candidate
+        # entities) is split into pieces; pieces are packed into passes of at most batch_size rows.
+        pieces = [(ctx, members[k:k + batch_size]) for ctx, members in groups.items()
+                  for k in range(0, len(members), batch_size)]
+        pieces.sort(key=lambda p: len(p[0]), reverse=True)  # longest first: OOM shows at once
         start = 0
-        while start < len(keys):
-            chunk, rows = [keys[start]], len(groups[keys[start]])
+        while start < len(pieces):
+            chunk, rows = [pieces[start]], len(pieces[start][1])
             start += 1
-            while start < len(keys) and rows + len(groups[keys[start]]) <= batch_size:
-                chunk.append(keys[start])
-                rows += len(groups[keys[start]])
+            while start < len(pieces) and rows + len(pieces[start][1]) <= batch_size:
+                chunk.append(pieces[start])
+                rows += len(pieces[start][1])
                 start += 1
-            members = [(g, i) for g, key in enumerate(chunk) for i in groups[key]]
-            got = self._shared_context_logprobs([list(k) for k in chunk], [pairs[i][1] for _, i in members],
+            members = [(g, i) for g, (_, rows_of) in enumerate(chunk) for i in rows_of]
+            got = self._shared_context_logprobs([list(ctx) for ctx, _ in chunk], [pairs[i][1] for _, i in members],
                                                 [g for g, _ in members])
             scores[[i for _, i in members]] = got
         return (scores, counts) if return_counts else scores
