@@ -1,0 +1,1 @@
+"""One module per chapter: the pipeline functions its notebook calls (everything heavy and reusable)."""
