@@ -440,4 +440,4 @@ def results_frame(rows: dict[str, MethodResult], columns: tuple[str, str] = ("EM
     """Our Table 4: per row, EM and F1 as 95% bootstrap intervals (percent) and the number of queries."""
     return pd.DataFrame(
         {r: {columns[0]: res.interval("em"), columns[1]: res.interval("f1"), "n": len(res.ids)}
-         for r, res in rows.items()}).T.rename_axis("row")
+         for r, res in rows.items()}).T

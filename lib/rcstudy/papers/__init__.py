@@ -64,7 +64,7 @@ def table(paper: str, table: str) -> pd.DataFrame:
         raise KeyError(f"{paper}: no published numbers for {table!r}")
     rows = list(dict.fromkeys(n.row for n in cells))
     cols = list(dict.fromkeys(n.column for n in cells))
-    df = pd.DataFrame(index=pd.Index(rows, name="row"), columns=cols, dtype=float)
+    df = pd.DataFrame(index=pd.Index(rows), columns=cols, dtype=float)
     for n in cells:
         df.loc[n.row, n.column] = n.value
     return df
