@@ -33,7 +33,7 @@ def _tokenizer_source(name: str) -> str:
 
 
 def load_tokenizer(name: str):
-    tok = _wrap(lambda: AutoTokenizer.from_pretrained(_tokenizer_source(name)), name)
+    tok = load_or_explain(lambda: AutoTokenizer.from_pretrained(_tokenizer_source(name)), name)
     if tok.pad_token is None:  # causal LMs: pad with EOS, padding is always masked out
         tok.pad_token = tok.eos_token
     return tok
@@ -45,7 +45,7 @@ def _tiny_config(name: str, vocab_size: int):
     return LlamaConfig(vocab_size=vocab_size, max_position_embeddings=2048, num_key_value_heads=2, **TINY_DIMS)
 
 
-def _wrap(load, name: str):
+def load_or_explain(load, name: str):
     try:
         return load()
     except ModelUnavailable:
@@ -58,7 +58,7 @@ def _load(auto_cls, name: str, seed: int = 0):
     if name in TINY_MODELS:
         torch.manual_seed(seed)
         return auto_cls.from_config(_tiny_config(name, len(load_tokenizer(name))))
-    return _wrap(lambda: auto_cls.from_pretrained(resolve(name)), name)
+    return load_or_explain(lambda: auto_cls.from_pretrained(resolve(name)), name)
 
 
 def load_multiple_choice(name: str, seed: int = 0):
@@ -78,4 +78,4 @@ def load_causal_lm(name: str):
 def model_config(name: str):
     if name in TINY_MODELS:
         return _tiny_config(name, len(load_tokenizer(name)))
-    return _wrap(lambda: AutoConfig.from_pretrained(resolve(name)), name)
+    return load_or_explain(lambda: AutoConfig.from_pretrained(resolve(name)), name)

@@ -1,4 +1,11 @@
-"""Published numbers of MetaLogic (Huang et al., Findings of EMNLP 2022)."""
+"""Published numbers of MetaLogic (Huang et al., EMNLP 2022).
+
+Transcribed from the paper's text (Tables 2–5 and 14–16, §5 and §6.1). Figures 3–5 are
+images; their numbers are Tables 14–16. Two quirks of the printed tables are recorded as notes:
+the operator header of Tables 14/16 is garbled (columns 4–6 follow the test-set group sizes of
+□, ◇ and ¬, in that order), and the MetGen (large) rows of Table 15 for 20 % … 1 % repeat the
+Multitask (large) rows digit for digit.
+"""
 
 from . import Citation, Published
 
@@ -11,4 +18,112 @@ CITATION = Citation(
     url="https://aclanthology.org/2022.emnlp-main.310",
 )
 
-NUMBERS: list[Published] = []
+P = "metalogic"
+T3_COLS = ("Node F1", "Node All", "Step F1", "Step All", "Formula F1", "Formula All", "Cert. Acc", "Cert. All",
+           "Cert. F1*", "Overall All")
+T14_COLS = ("Support F1", "Support All", "Rebut F1", "Rebut All", "→", "∧", "∨", "□", "◇", "¬", "N/A")
+RATIOS = ("50%", "20%", "10%", "5%", "2%", "1%")
+OPERATOR_NOTE = "printed header garbled; columns 4–6 follow the test group sizes of □, ◇, ¬ in that order"
+COPY_NOTE = "repeats the Multitask (large) row digit for digit (a copy-paste error in the paper)"
+
+TABLE3 = {
+    "Once (large)": [91.0, 55.7, 45.3, 15.0, 58.8, 57.8, 79.2, 40.8, 24.3,  4.4],
+    "Multitask (large)": [92.8, 62.5, 52.3, 20.7, 77.2, 75.8, 82.8, 52.0, 41.5,  8.9],
+    "MetGen (large)": [94.5, 68.7, 56.3, 22.3, 78.3, 76.7, 84.0, 56.3, 50.3, 11.2],
+    "Once (11b)": [92.5, 59.0, 52.4, 23.5, 71.0, 69.6, 84.1, 55.0, 37.2, 11.7],
+    "Multitask (11b)": [93.9, 66.5, 58.3, 28.0, 77.8, 75.7, 82.8, 54.5, 45.6, 13.2],
+    "MetGen (11b)": [94.4, 68.5, 61.5, 28.0, 80.8, 78.8, 85.7, 60.0, 55.7, 15.4],
+}
+TABLE14 = {
+    "Once (large)": [48.9, 15.8, 53.3, 53.0, 25.4, 23.8,  2.1,  3.2,  3.4,  7.5, 83.1],
+    "Multitask (large)": [56.4, 22.5, 57.0, 56.8, 52.2, 38.2, 27.1, 13.3,  6.8, 13.7, 98.4],
+    "MetGen (large)": [60.9, 26.8, 59.8, 59.3, 58.8, 41.9, 33.3, 14.3, 11.4, 24.9, 96.3],
+    "Once (11b)": [57.1, 27.0, 59.5, 59.5, 42.6, 34.5, 18.8,  3.2,  6.3, 13.5, 93.6],
+    "Multitask (11b)": [62.8, 34.0, 64.2, 63.5, 52.0, 41.9, 31.2,  7.1,  9.4, 15.3, 99.3],
+    "MetGen (11b)": [65.6, 32.5, 69.7, 69.0, 60.8, 52.5, 43.8, 12.7, 15.6, 18.8, 97.2],
+}
+TABLE15 = {
+    "Once (large)": [  # 50%, 20%, 10%, 5%, 2%, 1%
+        [89.2, 50.5, 39.0, 14.0, 52.5, 51.6, 73.2, 34.0, 22.4,  3.6],
+        [86.6, 45.5, 36.1, 11.0, 44.6, 43.7, 70.7, 29.0, 18.3,  3.5],
+        [88.8, 49.0, 30.1,  6.5, 42.0, 41.8, 65.6, 25.5, 18.2,  1.2],
+        [82.3, 26.0, 20.0,  0.5, 40.2, 40.0, 66.8, 20.0, 14.7,  0.5],
+        [71.0,  5.5, 14.6,  0.0, 31.8, 31.4, 65.3, 18.0, 13.7,  0.0],
+        [70.7,  2.5, 13.6,  0.5, 38.9, 38.8, 64.7, 14.5, 15.8,  0.0],
+    ],
+    "Multitask (large)": [  # 50%, 20%, 10%, 5%, 2%, 1%
+        [94.1, 68.5, 55.2, 22.0, 78.9, 76.9, 84.9, 57.5, 50.8, 10.5],
+        [92.4, 64.0, 44.7, 16.0, 70.3, 68.7, 81.0, 47.0, 22.9,  5.0],
+        [56.1,  3.5, 13.3,  1.5, 71.1, 70.2, 80.3, 47.0, 23.0,  0.3],
+        [38.9,  2.0,  5.7,  0.5, 65.9, 65.0, 80.2, 45.0, 18.7,  0.0],
+        [31.1,  2.5,  3.9,  1.0, 61.5, 60.6, 80.7, 46.0, 18.6,  0.3],
+        [ 8.6,  2.0,  2.0,  1.0, 56.7, 56.4, 80.8, 46.0, 18.0,  0.0],
+    ],
+    "MetGen (large)": [  # 50%, 20%, 10%, 5%, 2%, 1%
+        [94.3, 67.0, 53.1, 17.5, 75.5, 74.1, 83.5, 56.5, 31.1,  9.2],
+        [92.4, 64.0, 44.7, 16.0, 70.3, 68.7, 81.0, 47.0, 22.9,  5.0],
+        [56.1,  3.5, 13.3,  1.5, 71.1, 70.2, 80.3, 47.0, 23.0,  0.3],
+        [38.9,  2.0,  5.7,  0.5, 65.9, 65.0, 80.2, 45.0, 18.7,  0.0],
+        [31.1,  2.5,  3.9,  1.0, 61.5, 60.6, 80.7, 46.0, 18.6,  0.3],
+        [ 8.6,  2.0,  2.0,  1.0, 56.7, 56.4, 80.8, 46.0, 18.0,  0.0],
+    ],
+}
+TABLE16 = {
+    "Once (large)": [  # 50%, 20%, 10%, 5%, 2%, 1%
+        [42.2, 16.0, 47.8, 47.5, 19.1, 13.8,  0.0,  0.0,  0.0,  2.8, 79.4],
+        [38.4, 12.0, 49.3, 49.0, 11.3,  6.7,  0.0,  3.2,  2.1,  6.9, 71.6],
+        [31.7,  7.5, 50.3, 50.0,  5.9,  5.6,  0.0,  9.5,  2.1,  0.0, 69.7],
+        [20.4,  1.5, 26.3, 26.0,  5.5,  1.8,  0.0,  0.0,  0.0,  0.0, 68.8],
+        [17.9,  1.0, 15.5, 15.5,  3.7,  5.7,  0.0,  0.0,  0.0,  0.0, 53.4],
+        [17.2,  1.5, 12.5, 12.5,  4.3,  1.4,  0.0,  0.0,  2.1,  2.1, 65.7],
+    ],
+    "Multitask (large)": [  # 50%, 20%, 10%, 5%, 2%, 1%
+        [59.2, 24.5, 60.3, 60.0, 57.2, 47.4, 37.5, 15.1, 17.2, 26.0, 97.2],
+        [48.9, 18.5, 52.5, 52.5, 36.2, 22.3, 18.8,  0.0,  0.0,  3.8, 98.3],
+        [16.9,  6.5, 56.0, 56.0, 36.1, 22.3,  6.2,  4.8,  0.0,  2.1, 99.5],
+        [ 7.6,  3.0, 58.0, 58.0, 30.2, 14.6, 12.5,  0.0,  1.6,  8.3, 96.2],
+        [ 4.8,  2.5, 58.0, 58.0, 34.5, 12.7,  0.0,  0.0,  3.6,  4.9, 87.5],
+        [ 4.2,  3.5, 59.0, 59.0, 25.6,  5.4,  0.0,  0.0,  2.1,  2.8, 85.3],
+    ],
+    "MetGen (large)": [  # 50%, 20%, 10%, 5%, 2%, 1%
+        [58.1, 20.5, 58.5, 58.0, 47.8, 34.5, 25.0, 12.7,  1.6, 11.1, 98.6],
+        [53.3, 20.5, 56.2, 55.5, 43.1, 28.5, 18.8,  0.0,  3.1,  7.9, 97.6],
+        [55.3, 20.5, 55.8, 55.5, 35.5, 26.2,  6.2,  4.8,  0.0,  4.2, 99.3],
+        [50.5, 16.0, 55.8, 55.5, 32.1, 23.0,  6.2,  0.0,  0.0,  3.5, 93.9],
+        [40.2,  3.5, 58.5, 58.5, 28.3, 13.6,  0.0,  0.0,  1.6,  6.2, 91.0],
+        [35.0,  3.0, 59.0, 59.0, 23.4,  3.0,  0.0,  0.0,  2.1,  2.8, 89.1],
+    ],
+}
+
+TABLE4 = {"Passage": 1000, "Graph": 1000, "Node": 3609, "Form": 1500, "Reb": 416, "Multi-step": 435,
+          "Multi-premise": 400, "n(reb ∩ step ∩ premise)": 36, "Avg. Node": 3.61, "Avg. Form": 1.5,
+          "Avg. Var": 2.63, "Avg. Binary": 1.89, "Avg. Global": 2.19, "Avg. Local": 1.31}
+TABLE2 = {"M-Node": 57.80, "M-Edge": 42.82, "L-Variable": 65.46, "L-Relation": 56.81}
+TABLE5 = {"G1": 13, "G2": 13, "G3": 11, "G4": 10, "G5": 12, "F1": 32, "F2": 6, "F3": 8, "F4": 4,
+          "C1": 5, "C2": 30, "C3": 10, "C4": 5}
+SETTINGS = {  # §6.1 implementation details
+    ("T5-large", "batch size"): 32, ("T5-11b", "batch size"): 4, ("all", "epochs"): 300,
+    ("all", "learning rate"): 1e-5, ("all", "evaluated every (epochs)"): 10, ("all", "seeds (T5-large)"): 3,
+}
+DATASET = {  # §5
+    ("annotation", "expert-judged high-quality graphs (of 30)"): 27, ("annotation", "unary operators checked"): 391,
+    ("annotation", "unary operators consistent (%)"): 92.6, ("annotation", "pay per passage (USD)"): 2.2,
+    ("split", "train (%)"): 60, ("split", "dev (%)"): 20, ("split", "test (%)"): 20,
+}
+
+NUMBERS: list[Published] = [
+    *(Published(P, "Table 3", row, col, v) for row, vals in TABLE3.items() for col, v in zip(T3_COLS, vals)),
+    *(Published(P, "Table 14", row, col, v, OPERATOR_NOTE if col in "□◇¬" else "")
+      for row, vals in TABLE14.items() for col, v in zip(T14_COLS, vals)),
+    *(Published(P, "Table 15", f"{model}, {ratio}", col, v,
+                COPY_NOTE if model == "MetGen (large)" and ratio != "50%" else "")
+      for model, rows in TABLE15.items() for ratio, vals in zip(RATIOS, rows) for col, v in zip(T3_COLS, vals)),
+    *(Published(P, "Table 16", f"{model}, {ratio}", col, v, OPERATOR_NOTE if col in "□◇¬" else "")
+      for model, rows in TABLE16.items() for ratio, vals in zip(RATIOS, rows) for col, v in zip(T14_COLS, vals)),
+    *(Published(P, "Table 4", "MetaLogic", col, v) for col, v in TABLE4.items()),
+    *(Published(P, "Table 2", "Cohen's κ (×100)", col, v) for col, v in TABLE2.items()),
+    *(Published(P, "Table 5", "Once (11b), 50 dev predictions", col, v, "manual categorisation")
+      for col, v in TABLE5.items()),
+    *(Published(P, "§6.1", row, col, v) for (row, col), v in SETTINGS.items()),
+    *(Published(P, "§5", row, col, v) for (row, col), v in DATASET.items()),
+]

@@ -1,0 +1,152 @@
+"""MetaLogic predictors: rules, the feature model, the seq2seq engine (tiny model) and the pipeline."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import matplotlib
+import pytest
+import torch
+
+from rcstudy import runtime
+from rcstudy.baselines import metalogic_rules as rules
+from rcstudy.data import metalogic as ml
+from rcstudy.experiments import metalogic as ex
+from rcstudy.metrics import metalogic as mm
+from rcstudy.models import seq2seq
+
+DATA = Path(__file__).parent / "fixtures" / "data" / "metalogic"
+TINY = seq2seq.Seq2SeqConfig(model="tiny-bert", max_src_len=96, max_tgt_len=48, gen_max_len=12, max_steps=8,
+                             batch_size=2, lr=2e-3, warmup=0.0, eval_batch_size=4)
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return {s: ml.load_metagraphs(DATA / f"metalogic_{s}.json") for s in ml.SPLITS}
+
+
+@pytest.fixture(scope="module")
+def rt():
+    return runtime.setup("cpu", threads=1)
+
+
+def graph(splits, gid):
+    return next(g for s in splits.values() for g in s if g.id == gid)
+
+
+# --- rules ---------------------------------------------------------------------------------------
+
+def test_empty_and_trivial(splits):
+    g = graph(splits, "train_4341")
+    assert rules.empty_prediction(g) == ml.Prediction()
+    p = rules.trivial_prediction(g)
+    assert p.steps == (ml.Step("sent1", "->", "sent3"), ml.Step("sent2", "->", "sent3"), ml.Step("sent4", "->", "sent3"))
+    assert p.degrees == dict.fromkeys(g.sids, 2) and not p.triples
+
+
+def test_indicator_words():
+    assert rules.words("it doesn ' t rain , ever .") == ("it", "doesn't", "rain", "ever")
+    assert rules.unary_operators("it doesn ' t rain") == (ml.NEG,)
+    assert ml.degree_of(rules.unary_operators("it may not rain")) == 1  # ◇¬ = ¬□: unnecessary
+    assert ml.degree_of(rules.unary_operators("it must not rain")) == 0  # □¬ = ¬◇: impossible
+    assert rules.unary_operators("surely it will perhaps rain", window=2) == (ml.BOX,)
+
+
+def test_connectives_link_neighbouring_spans(splits):
+    fig1 = graph(splits, "train_1300")
+    # "most people will not be able to afford ... since the majority ... will not cover the new drugs"
+    assert rules.connective_pairs(fig1.nodes["sent5"]) == [("since", "v1", "v3")]
+    assert rules.leading_connective(("as", "a", "result", "of")) == "as a result"
+    p = rules.rule_prediction(fig1, rules.RuleConfig(window=None))
+    assert p.triples["sent5"][0].variables == ("v3", "v1")  # "A since B" is B → A
+    uranus = graph(splits, "train_4341")
+    assert rules.conclusion_of(uranus) == "sent3"  # opens with "therefore"
+    assert all(s.con == "sent3" for s in rules.rule_prediction(uranus).steps)
+
+
+def test_feature_model_learns_and_is_deterministic(splits):
+    train, test = splits["train"], splits["test"]
+    a = rules.FeatureModel(0).fit(train)
+    b = rules.FeatureModel(0).fit(train)
+    for g in test:
+        pa, pb = a.predict(g), b.predict(g)
+        assert pa == pb
+        assert set(pa.degrees) == set(g.sids) and pa.steps
+    fitted = mm.evaluate(train, {g.id: a.predict(g) for g in train})
+    assert fitted["cert_acc"] > mm.evaluate(train, {})["cert_acc"]
+    with pytest.raises(RuntimeError):
+        rules.FeatureModel().predict(test[0])
+
+
+# --- seq2seq engine ---------------------------------------------------------------------------
+
+def test_tiny_seq2seq_trains_and_repeats(splits, rt, isolated_cache):
+    src, tgt = ex.once_pairs(splits["train"])
+    first = seq2seq.train(src, tgt, TINY, rt)
+    assert len(first.losses) == TINY.max_steps
+    assert sum(first.losses[-3:]) < sum(first.losses[:3])  # the loss falls
+    again = seq2seq.train(src, tgt, replace(TINY, eval_batch_size=3), rt, resume=False)  # retrained from scratch
+    assert again.losses == pytest.approx(first.losses)
+    out = seq2seq.generate(first, [ml.once_source(g) for g in splits["test"]], rt)
+    assert len(out) == 3 and all(isinstance(t, str) for t in out)
+    cached = seq2seq.train(src, tgt, TINY, rt)  # a finished run is loaded, not retrained
+    assert cached.losses == first.losses
+
+
+def test_checkpoint_resume_equals_uninterrupted(splits, rt, tmp_path, monkeypatch):
+    src, tgt = ex.once_pairs(splits["train"])
+    cfg = replace(TINY, max_steps=5, checkpoint_every=2)
+    monkeypatch.setenv("RCSTUDY_CACHE", str(tmp_path / "a"))
+    whole = seq2seq.train(src, tgt, cfg, rt)
+    monkeypatch.setenv("RCSTUDY_CACHE", str(tmp_path / "b"))
+    with pytest.raises(seq2seq.TrainingInterrupted, match="step 1/5"):
+        seq2seq.train(src, tgt, cfg, rt, stop_after_minutes=0)
+    assert seq2seq.checkpoint_path(cfg, src, tgt).exists()
+    resumed = seq2seq.train(src, tgt, cfg, rt)
+    assert resumed.losses == pytest.approx(whole.losses)
+    for (name, a), b in zip(whole.model.state_dict().items(), resumed.model.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-6), name
+
+
+def test_truncation_rate():
+    tok = seq2seq.load_seq2seq("tiny-bert")[1]
+    assert seq2seq.truncation_rate(tok, ["a b c d e f", "a"], 5) == 0.5
+
+
+# --- pipeline -----------------------------------------------------------------------------------
+
+def test_multitask_pipeline_parses_every_node(splits, rt, isolated_cache, monkeypatch):
+    monkeypatch.setenv("RCSTUDY_DATA", str(DATA.parent))  # outputs are cached under the data's checksums
+    out = ex.seq2seq_outputs("multitask", replace(TINY, max_steps=2), splits["train"], {"test": splits["test"]}, rt)
+    assert len(out["losses"]) == 2
+    preds = ex.parse_outputs("multitask", out["test"])
+    for g in splits["test"]:
+        assert set(out["test"][g.id]["degree"]) == set(g.sids)
+        assert set(preds[g.id].degrees) == set(g.sids)
+    again = ex.seq2seq_outputs("multitask", replace(TINY, max_steps=2), splits["train"], {"test": splits["test"]}, rt)
+    assert again["test"] == out["test"]  # from the cache
+
+
+def test_fewshot_prompt(splits):
+    shots = ex.fewshot_shots(splits["train"], 1)
+    assert [g.id for g in shots] == ["train_9004"]  # the shortest input among passages with a rebut and a formula
+    prompt = ex.fewshot_prompt(shots, splits["test"][0])
+    assert prompt.endswith("Metagraph:") and "  " not in prompt
+    assert ml.once_target(shots[0]).split()[0] in prompt and prompt.count("Passage:") == 2
+
+
+def test_subsamples_nest(splits):
+    train = splits["train"]
+    subsets = ex.ratio_subsets(train, [0.5, 1.0], seed=3)
+    assert set(g.id for g in subsets[0.5]) <= set(g.id for g in subsets[1.0])
+    assert len(subsets[0.5]) == 3 and ex.subsample(train, None) == train
+
+
+def test_drawing(splits):
+    matplotlib.use("Agg")
+    g = graph(splits, "train_1300")
+    fig = ex.draw_pair(g, rules.trivial_prediction(g), "trivial")
+    assert len(fig.axes) == 2
+    pos = ex.layout(g)
+    assert pos["sent1"][1] > pos["sent4"][1] > pos["sent2"][1]  # the conclusion on top
