@@ -293,9 +293,9 @@ class SiteChecker:
         self.browser.pump(30, until=lambda: bool(loaded))
         if not loaded:
             report.failed_resources.append(f"{page} (did not finish loading within 30 s)")
-        self.browser.call("Runtime.evaluate", expression=LAZY_TO_EAGER)
+        self._evaluate(LAZY_TO_EAGER, loaded)
         self._settle(in_flight)
-        found = self.browser.call("Runtime.evaluate", expression=COLLECT, returnByValue=True)["result"]["value"]
+        found = self._evaluate(COLLECT, loaded, returnByValue=True)["result"]["value"]
         report.broken_images += found["broken"]
         report.images_without_alt += found["noalt"]
         report.broken_links += sorted({problem for href in found["links"] if (problem := self._link_problem(href))})
@@ -303,6 +303,18 @@ class SiteChecker:
             report.screenshot = self._screenshot(screenshot)
         self.browser.on_event = lambda message: None
         return report
+
+    def _evaluate(self, expression: str, loaded: list, **options) -> dict:
+        """Evaluate in the page; a page that redirects itself (index.html) is followed first."""
+        for _ in range(3):
+            try:
+                return self.browser.call("Runtime.evaluate", expression=expression, **options)
+            except RuntimeError as e:
+                if "navigated or closed" not in str(e):
+                    raise
+                loaded.clear()
+                self.browser.pump(30, until=lambda: bool(loaded))
+        return self.browser.call("Runtime.evaluate", expression=expression, **options)
 
     def _settle(self, in_flight: set[str], quiet: float = 0.3, limit: float = 15) -> None:
         """Wait until no request has been in flight for ``quiet`` seconds (scripts may load more)."""
