@@ -1,4 +1,11 @@
-"""Published numbers of ReClor (Yu et al., ICLR 2020)."""
+"""Published numbers of ReClor (Yu et al., ICLR 2020), as printed in the paper.
+
+Model names keep the paper's subscripts as ``_BASE``/``_LARGE``. Table 7 rows are named
+``"<model> (<inputs>)"`` plus ``" +RACE"`` for the rows first fine-tuned on RACE; its Test,
+Test-E and Test-H columns are on the hidden test set (1,000 items; EASY 440, HARD 560).
+Known problems of the printed tables are kept as printed and explained in ``note``:
+Table 6 and Table 27 disagree on the GPT and GPT-2 intersection sizes (238 vs 245).
+"""
 
 from . import Citation, Published
 
@@ -11,4 +18,119 @@ CITATION = Citation(
     url="https://openreview.net/forum?id=HJgJtT4tvB",
 )
 
+P = "reclor"
 NUMBERS: list[Published] = []
+
+
+def _add(table: str, rows: dict, columns: tuple[str, ...], note: str = "", notes: dict | None = None) -> None:
+    for row, values in rows.items():
+        for column, value in zip(columns, values):
+            NUMBERS.append(Published(P, table, row, column, value, (notes or {}).get((row, column), note)))
+
+
+# §3.2: split sizes.
+_add("§3.2", {"train": (4638,), "val": (500,), "test": (1000,)}, ("items",))
+
+# Table 2: statistics of several multiple-choice MRC datasets (the tokenizer is not stated).
+_add("Table 2", {
+    "# of options": (4, 3, 4, 4, 4),
+    "# of context": (6138, 6444, 660, None, 27933),
+    "# of questions": (6138, 10197, 2640, 7787, 97687),
+    "Vocab size": (26576, 13037, 8000, 6329, 136629),
+    "Context Len": (73.6, 85.9, 210.1, None, 321.9),
+    "Question Len": (17.0, 8.6, 7.8, 20.5, 10.0),
+    "Option Len": (20.6, 5.3, 3.4, 4.2, 5.3),
+}, ("ReClor", "DREAM", "MCTest", "ARC", "RACE"), notes={
+    ("# of context", "ARC"): "printed as '-' (ARC has no context)",
+    ("Context Len", "ARC"): "printed as '_' (ARC has no context)",
+})
+
+# Table 3: percentage of each question type, annotated on the test set only.
+_add("Table 3", {
+    "Necessary Assumptions": (11.4,), "Sufficient Assumptions": (3.0,), "Strengthen": (9.4,),
+    "Weaken": (11.3,), "Evaluation": (1.3,), "Implication": (4.6,), "Conclusion/Main Point": (3.6,),
+    "Most Strongly Supported": (5.6,), "Explain or Resolve": (8.4,), "Principle": (6.5,), "Dispute": (3.0,),
+    "Technique": (3.6,), "Role": (3.2,), "Identify a Flaw": (11.7,), "Match Flaws": (3.1,),
+    "Match the Structure": (3.0,), "Others": (7.3,),
+}, ("Test (%)",), note="percentage of the 1,000 test questions")
+
+# Table 5: top 10 tokens by p(right | token) on train, BERT-base uncased WordPiece, >= 20 occurrences.
+_add("Table 5", {
+    "motive": (65.2, 23), "##ce": (62.5, 24), "thereby": (56.0, 25), "consequence": (52.4, 21),
+    "warm": (52.4, 21), "interfere": (52.2, 23), "contributes": (52.2, 23), "manufacture": (52.0, 25),
+    "included": (52.0, 25), "preferences": (52.0, 25),
+}, ("Score (%)", "Freq"), note="Score = 100 · p(right | token) on the training set")
+
+# §3.3: mean option length on the training set (unit not stated).
+_add("§3.3", {"right options": (23.06,), "wrong options": (21.82,)}, ("mean length",),
+     note="'around 21.82' (wrong) and 'an average length of 23.06' (right); unit not stated")
+
+# Table 6: option-only models, mean over 4 seeds; Number = items right under all 4 seeds (test).
+_add("Table 6", {
+    "Chance": (25.0, 25.0, 3.9), "GPT": (45.8, 42.2, 238), "GPT-2": (46.8, 42.6, 245),
+    "BERT_BASE": (47.2, 43.2, 234), "XLNet_BASE": (47.5, 43.2, 225), "RoBERTa_BASE": (48.8, 41.7, 200),
+    "Union": (None, None, 440),
+}, ("Val", "Test", "Number"), notes={
+    ("GPT", "Number"): "Table 27's diagonal gives 245 (GPT and GPT-2 appear swapped between the tables)",
+    ("GPT-2", "Number"): "Table 27's diagonal gives 238 (GPT and GPT-2 appear swapped between the tables)",
+    ("Union", "Number"): "the EASY set of the test set; the other 560 test items are HARD",
+})
+
+# Table 27 (Appendix D): overlap of the per-model intersections over 4 seeds (upper triangle).
+_T27 = ("GPT", "GPT-2", "BERT_BASE", "XLNet_BASE", "RoBERTa_BASE")
+_add("Table 27", {
+    "GPT": (245, 164, 152, 142, 116),
+    "GPT-2": (None, 238, 151, 144, 123),
+    "BERT_BASE": (None, None, 234, 138, 124),
+    "XLNet_BASE": (None, None, None, 225, 125),
+    "RoBERTa_BASE": (None, None, None, None, 200),
+}, _T27, note="upper triangle only; the diagonal is each model's own intersection size")
+
+# Table 7: accuracy (%) of models and humans. Test, Test-E, Test-H are on the hidden test set.
+_add("Table 7", {
+    "Chance (C, Q, A)": (25.0, 25.0, 25.0, 25.0),
+    "fastText (C, Q, A)": (32.0, 30.8, 40.2, 23.4),
+    "Bi-LSTM (C, Q, A)": (27.8, 27.0, 26.4, 27.5),
+    "GPT (C, Q, A)": (47.6, 45.4, 73.0, 23.8),
+    "GPT-2 (C, Q, A)": (52.6, 47.2, 73.0, 27.0),
+    "BERT_BASE (C, Q, A)": (54.6, 47.3, 71.6, 28.2),
+    "BERT_BASE (C, Q, A) +RACE": (55.2, 49.5, 68.9, 34.3),
+    "BERT_LARGE (A)": (46.4, 42.4, 69.3, 21.3),
+    "BERT_LARGE (Q, A)": (48.8, 43.4, 72.7, 20.4),
+    "BERT_LARGE (C, Q, A)": (53.8, 49.8, 72.0, 32.3),
+    "BERT_LARGE (C, Q, A) +RACE": (55.6, 54.5, 73.9, 39.3),
+    "XLNet_BASE (C, Q, A)": (55.8, 50.4, 75.2, 30.9),
+    "XLNet_BASE (C, Q, A) +RACE": (62.0, 55.5, 76.1, 39.3),
+    "XLNet_LARGE (A)": (45.0, 42.9, 66.1, 24.6),
+    "XLNet_LARGE (Q, A)": (47.8, 43.4, 68.6, 23.6),
+    "XLNet_LARGE (C, Q, A)": (62.0, 56.0, 75.7, 40.5),
+    "XLNet_LARGE (C, Q, A) +RACE": (70.8, 62.4, 77.7, 50.4),
+    "RoBERTa_BASE (C, Q, A)": (55.0, 48.5, 71.1, 30.7),
+    "RoBERTa_BASE (C, Q, A) +RACE": (56.8, 53.0, 72.5, 37.7),
+    "RoBERTa_LARGE (A)": (48.8, 43.2, 69.5, 22.5),
+    "RoBERTa_LARGE (Q, A)": (49.8, 45.8, 72.0, 25.2),
+    "RoBERTa_LARGE (C, Q, A)": (62.6, 55.6, 75.5, 40.0),
+    "RoBERTa_LARGE (C, Q, A) +RACE": (68.0, 65.1, 78.9, 54.3),
+    "Graduate Students (C, Q, A)": (None, 63.0, 57.1, 67.2),
+    "Ceiling Performance (C, Q, A)": (None, 100.0, 100.0, 100.0),
+}, ("Val", "Test", "Test-E", "Test-H"), notes={
+    ("fastText (C, Q, A)", "Val"): "the Input cell is blank in the paper; (C, Q, A) is inferred",
+    ("Bi-LSTM (C, Q, A)", "Val"): "the Input cell is garbled in the paper; (C, Q, A) is inferred",
+    ("GPT-2 (C, Q, A)", "Val"): "the Input cell is blank in the paper; (C, Q, A) is inferred",
+    ("XLNet_BASE (C, Q, A)", "Test-H"): "the official README prints 32.9",
+    ("Graduate Students (C, Q, A)", "Test"): "100 test questions answered by 10 graduate students",
+})
+
+# Table 9: fine-tuning hyperparameters (Adam betas split into two rows).
+_T9 = ("GPT", "GPT-2", "BERT_BASE", "BERT_LARGE", "XLNet_BASE", "XLNet_LARGE", "RoBERTa_BASE", "RoBERTa_LARGE")
+_add("Table 9", {
+    "Learning Rate": (6.25e-5, 6.25e-5, 2e-5, 2e-5, 2e-5, 2e-5, 1e-5, 1e-5),
+    "Batch Size": (24,) * 8,
+    "Max Seq Length": (256,) * 8,
+    "Number of Epochs": (10,) * 8,
+    "Warm-up Proportion": (0.1,) * 8,
+    "Weight Decay": (0.01, 0.01, 0.0, 0.0, 0.01, 0.01, 0.01, 0.01),
+    "Adam Epsilon": (1e-8, 1e-8, 1e-6, 1e-6, 1e-6, 1e-6, 1e-6, 1e-6),
+    "Adam Beta1": (0.9,) * 8,
+    "Adam Beta2": (0.999,) * 6 + (0.98, 0.98),
+}, _T9, note="learning-rate decay: linear; gradient clipping: none")

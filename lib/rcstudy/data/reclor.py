@@ -1,0 +1,222 @@
+"""ReClor (Yu et al., ICLR 2020): the official split files as :class:`MCItem` lists.
+
+The official release unpacks to ``train.json``, ``val.json`` and ``test.json``, each one JSON
+array of objects::
+
+    {"context": str, "question": str, "answers": [4 str, in the order A-D],
+     "label": int 0-3, "id_string": "train_17"}
+
+``test.json`` has no ``label``: the test labels are hidden and the official leaderboard scores
+a NumPy file of predicted option indices whose ``i``-th element answers ``test_i``
+(:func:`leaderboard_array`). Test items carry a ``question_type`` index (0-16) into the 17
+types of the paper's Table 3; ``question_types.json`` holds the names and, for train and val,
+a map ``id_string → index``.
+
+Copies made by other tools are read too: JSON Lines instead of one array, ``label`` as an int,
+a numeric string or a letter A-D, ``question_type`` as an index or a name, and side files
+``{id_string: label}`` / ``{id_string: type}`` for test labels or types held privately. A
+missing label is kept as ``None`` (never scored as option 0). Every malformed item raises
+:class:`~rcstudy.errors.DataFormatError` naming the file, the line (JSON Lines) or item, and
+the problem; a split whose size differs from the official one only warns, so subsampled
+copies load.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from ..errors import DataFormatError
+from .io import iter_jsonl, read_json, require_fields
+from .records import MCItem
+from .registry import dataset_dir, dataset_file
+
+DATASET = "reclor"
+SPLITS = ("train", "val", "test")
+EXPECTED_SIZES = {"train": 4638, "val": 500, "test": 1000}
+N_OPTIONS = 4
+LETTERS = "ABCD"
+TYPES_FILE = "question_types.json"
+#: The 17 question types of the paper's Table 3, in its order (index = ``question_type``).
+QUESTION_TYPES = (
+    "Necessary Assumptions", "Sufficient Assumptions", "Strengthen", "Weaken", "Evaluation",
+    "Implication", "Conclusion/Main Point", "Most Strongly Supported", "Explain or Resolve",
+    "Principle", "Dispute", "Technique", "Role", "Identify a Flaw", "Match Flaws",
+    "Match the Structure", "Others",
+)
+FIELDS = {"context": str, "question": str, "answers": list, "id_string": str}
+_TEST_ID = re.compile(r"^test_(\d+)$")
+
+
+class SplitSizeWarning(UserWarning):
+    """A split file holds a different number of items than the official release."""
+
+
+def parse_label(value: Any, path: Path, *, line: int | None = None, item: str | None = None) -> int | None:
+    """``label`` as an option index 0-3: an int, a numeric string or a letter; ``None`` if absent."""
+    if value is None:
+        return None
+    index = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        index = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.isdigit():
+            index = int(text)
+        elif len(text) == 1 and text.upper() in LETTERS:
+            index = LETTERS.index(text.upper())
+    if index is None:
+        raise DataFormatError(path, f"label {value!r} is neither an option index 0-3 nor a letter A-D",
+                              line=line, item=item)
+    if not 0 <= index < N_OPTIONS:
+        raise DataFormatError(path, f"label {value!r} is outside the {N_OPTIONS} options (0-3)", line=line, item=item)
+    return index
+
+
+def parse_question_type(value: Any, path: Path, *, line: int | None = None, item: str | None = None) -> str:
+    """A question type given as an index into :data:`QUESTION_TYPES` or as one of its names."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(QUESTION_TYPES):
+        return QUESTION_TYPES[value]
+    if isinstance(value, str) and value.strip().isdigit():
+        return parse_question_type(int(value.strip()), path, line=line, item=item)
+    if isinstance(value, str) and value in QUESTION_TYPES:
+        return value
+    raise DataFormatError(path, f"question type {value!r} is neither an index 0-{len(QUESTION_TYPES) - 1} "
+                                f"nor one of the 17 type names", line=line, item=item)
+
+
+def _records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
+    """``(line, item name, object)`` for each record of a JSON array or a JSON Lines file."""
+    with open(path, "rb") as f:
+        head = f.read(4096).lstrip()
+    if head.startswith(b"["):
+        data = read_json(path)
+        for k, obj in enumerate(data):
+            name = obj.get("id_string") if isinstance(obj, dict) else None
+            yield None, name if isinstance(name, str) else f"#{k}", obj
+    else:
+        for line, obj in iter_jsonl(path):
+            name = obj.get("id_string")
+            yield line, name if isinstance(name, str) else None, obj
+
+
+def read_split_file(path: Path | str) -> list[MCItem]:
+    """Parse and validate one split file (JSON array or JSON Lines) into items.
+
+    ``meta`` holds ``question_type`` (a name, or ``None`` when the file gives none) and
+    ``line`` (JSON Lines only).
+    """
+    path = Path(path)
+    items: list[MCItem] = []
+    seen: dict[str, str] = {}
+    for k, (line, name, obj) in enumerate(_records(path)):
+        where = {"line": line, "item": name}
+        if not isinstance(obj, dict):
+            raise DataFormatError(path, f"expected a JSON object, got {type(obj).__name__}", **where)
+        require_fields(obj, FIELDS, path, **where)
+        answers = obj["answers"]
+        if len(answers) != N_OPTIONS:
+            raise DataFormatError(path, f"'answers' has {len(answers)} options, expected {N_OPTIONS}", **where)
+        if not all(isinstance(a, str) for a in answers):
+            raise DataFormatError(path, "every entry of 'answers' should be a string", **where)
+        ident = obj["id_string"]
+        here = f"line {line}" if line is not None else f"position {k}"
+        if ident in seen:
+            raise DataFormatError(path, f"duplicate id_string {ident!r} (first at {seen[ident]})", **where)
+        seen[ident] = here
+        qtype = obj.get("question_type")
+        meta = {"question_type": None if qtype is None else parse_question_type(qtype, path, **where)}
+        if line is not None:
+            meta["line"] = line
+        items.append(MCItem(ident, obj["context"], obj["question"], tuple(answers),
+                            parse_label(obj.get("label"), path, **where), meta))
+    return items
+
+
+def _side_map(path: Path, split: str | None = None) -> dict[str, Any]:
+    """An ``{id_string: value}`` side file, or the ``split`` entry of ``question_types.json``."""
+    data = read_json(path)
+    if split is not None:
+        if not isinstance(data, dict) or "names" not in data:
+            raise DataFormatError(path, "expected an object with 'names' and one {id_string: index} map per split")
+        if list(data["names"]) != list(QUESTION_TYPES):
+            raise DataFormatError(path, "'names' differ from the 17 question types of the paper's Table 3")
+        data = data.get(split, {})
+    if not isinstance(data, dict):
+        raise DataFormatError(path, f"expected a JSON object mapping id_string to a value, got {type(data).__name__}")
+    return data
+
+
+def load_split(split: str, *, labels_file: Path | str | None = None, types_file: Path | str | None = None,
+               limit: int | None = None) -> list[MCItem]:
+    """One split from ``$RCSTUDY_DATA/reclor``, with question types attached where known.
+
+    Types come from the item itself, else ``types_file`` (``{id_string: type}``), else
+    ``question_types.json`` when present. ``labels_file`` supplies labels the split file lacks
+    (e.g. test labels a user holds). ``limit`` keeps the first items (for quick experiments).
+    """
+    if split not in SPLITS:
+        raise ValueError(f"unknown ReClor split {split!r}; choose one of {', '.join(SPLITS)}")
+    path = dataset_file(DATASET, f"{split}.json")
+    items = read_split_file(path)
+    if len(items) != EXPECTED_SIZES[split]:
+        warnings.warn(f"{path}: {len(items)} items, the official {split} split has {EXPECTED_SIZES[split]}",
+                      SplitSizeWarning, stacklevel=2)
+    types_path = Path(types_file) if types_file else dataset_dir(DATASET) / TYPES_FILE
+    types = _side_map(types_path, None if types_file else split) if types_path.is_file() else {}
+    labels_path = Path(labels_file) if labels_file else None
+    labels = _side_map(labels_path) if labels_path else {}
+    out = []
+    for it in items:
+        meta = dict(it.meta)
+        if meta["question_type"] is None and it.id in types:
+            meta["question_type"] = parse_question_type(types[it.id], types_path, item=it.id)
+        label = it.label
+        if it.id in labels:
+            given = parse_label(labels[it.id], labels_path, item=it.id)
+            if label is not None and given != label:
+                raise DataFormatError(labels_path, f"label {given} contradicts {label} in {path.name}", item=it.id)
+            label = given
+        out.append(MCItem(it.id, it.context, it.question, it.options, label, {**meta, "split": split}))
+    return out[:limit] if limit else out
+
+
+def load_all(**kwargs) -> dict[str, list[MCItem]]:
+    """Train, val and test (``kwargs`` go to :func:`load_split` for the test split)."""
+    return {s: load_split(s, **(kwargs if s == "test" else {})) for s in SPLITS}
+
+
+def leaderboard_array(items: Sequence[MCItem], predictions: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Predicted option indices in the order the leaderboard expects: element ``i`` answers ``test_i``.
+
+    ``predictions`` are aligned with ``items`` (the test split, any order); they are re-ordered
+    by the number in ``id_string``. The ids must be exactly ``test_0 … test_{n-1}``.
+    """
+    pred = np.asarray(predictions)
+    if pred.shape != (len(items),):
+        raise ValueError(f"{len(items)} test items but predictions of shape {pred.shape}")
+    if pred.size and not (np.issubdtype(pred.dtype, np.integer) and pred.min() >= 0 and pred.max() < N_OPTIONS):
+        raise ValueError("predictions must be option indices 0-3")
+    index = []
+    for it in items:
+        m = _TEST_ID.match(it.id)
+        if not m:
+            raise ValueError(f"{it.id!r} is not a test id (test_<number>)")
+        index.append(int(m.group(1)))
+    if sorted(index) != list(range(len(items))):
+        raise ValueError(f"test ids are not test_0 … test_{len(items) - 1} (each exactly once)")
+    out = np.empty(len(items), dtype=np.int64)
+    out[index] = pred
+    return out
+
+
+def write_leaderboard_file(items: Sequence[MCItem], predictions, path: Path | str) -> Path:
+    """Save :func:`leaderboard_array` as a ``.npy`` file (the official submission format)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, leaderboard_array(items, predictions))
+    return path

@@ -1,0 +1,115 @@
+"""ReClor loader: the official layout, the accepted variations, and located errors."""
+
+import json
+import shutil
+import warnings
+
+import numpy as np
+import pytest
+
+from rcstudy.data import reclor
+from rcstudy.errors import DataFormatError
+from conftest import FIXTURES
+
+DATA = FIXTURES / "data"
+BAD = FIXTURES / "malformed" / "reclor"
+# The fixtures are far smaller than the official splits; that warning is tested once, below.
+pytestmark = pytest.mark.filterwarnings("ignore::rcstudy.data.reclor.SplitSizeWarning")
+
+
+@pytest.fixture
+def fixture_data(monkeypatch):
+    monkeypatch.setenv("RCSTUDY_DATA", str(DATA))
+
+
+def test_fixture_splits_load_with_types_and_hidden_test_labels(fixture_data):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        splits = reclor.load_all()
+    assert {s: len(v) for s, v in splits.items()} == {"train": 40, "val": 16, "test": 8}
+    # Fixture sizes differ from the official 4,638 / 500 / 1,000: a warning per split, no failure.
+    assert sum(issubclass(w.category, reclor.SplitSizeWarning) for w in caught) == 3
+    assert all(it.label is None for it in splits["test"])
+    assert all(it.label in range(4) for it in splits["train"] + splits["val"])
+    # Types: from question_types.json for train/val, from the item's own field for test.
+    first = json.loads((DATA / "reclor" / "question_types.json").read_text())["train"]["train_0"]
+    assert splits["train"][0].meta["question_type"] == reclor.QUESTION_TYPES[first]
+    test0 = json.loads((DATA / "reclor" / "test.json").read_text())[0]
+    assert splits["test"][0].meta["question_type"] == reclor.QUESTION_TYPES[test0["question_type"]]
+    assert splits["val"][0].meta["split"] == "val"
+
+
+@pytest.mark.parametrize("value, expected", [(2, 2), ("3", 3), (" 0 ", 0), ("b", 1), ("D", 3), (None, None)])
+def test_label_forms(value, expected, tmp_path):
+    assert reclor.parse_label(value, tmp_path / "x.json") == expected
+
+
+@pytest.mark.parametrize("value", [4, -1, "E", "AB", True, 1.0, ""])
+def test_bad_labels_are_refused(value, tmp_path):
+    with pytest.raises(DataFormatError):
+        reclor.parse_label(value, tmp_path / "x.json", item="val_3")
+
+
+def test_jsonl_with_string_and_missing_labels(tmp_path):
+    path = tmp_path / "val.jsonl"
+    rows = [{"context": "c", "question": "q", "answers": list("abcd"), "label": "C", "id_string": "val_0"},
+            {"context": "c", "question": "q", "answers": list("abcd"), "id_string": "val_1",
+             "question_type": "Weaken"}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    items = reclor.read_split_file(path)
+    assert [it.label for it in items] == [2, None]  # a missing label is never read as option 0
+    assert items[1].meta == {"question_type": "Weaken", "line": 2}
+
+
+@pytest.mark.parametrize("name, where, problem", [
+    ("missing_question.json", " (item val_1)", "missing field 'question'"),
+    ("three_answers.jsonl", ":2 (item train_1)", "has 3 options, expected 4"),
+    ("bad_label.jsonl", ":3 (item val_1)", "label 'E'"),
+    ("duplicate_id.json", " (item val_0)", "duplicate id_string 'val_0' (first at position 0)"),
+    ("syntax_error.json", ":3", "invalid JSON"),
+    ("bad_question_type.json", " (item test_0)", "question type 17"),
+])
+def test_malformed_files_name_file_location_and_problem(name, where, problem):
+    path = BAD / name
+    with pytest.raises(DataFormatError) as e:
+        reclor.read_split_file(path)
+    msg = str(e.value)
+    assert msg.startswith(f"{path}{where}: "), msg
+    assert problem in msg
+
+
+def test_question_types_file_with_other_names_is_refused(tmp_path, monkeypatch):
+    folder = tmp_path / "reclor"
+    shutil.copytree(DATA / "reclor", folder)
+    shutil.copy(BAD / "question_types_wrong_names.json", folder / "question_types.json")
+    monkeypatch.setenv("RCSTUDY_DATA", str(tmp_path))
+    with pytest.raises(DataFormatError, match="question_types.json: 'names' differ"):
+        reclor.load_split("val")
+
+
+def test_side_files_supply_test_labels_and_types(tmp_path, fixture_data):
+    labels = tmp_path / "test_labels.json"
+    labels.write_text(json.dumps({"test_0": "A", "test_3": 2}))
+    types = tmp_path / "test_types.json"
+    types.write_text(json.dumps({"test_1": "Role"}))
+    test = reclor.load_split("test", labels_file=labels, types_file=types)
+    assert [it.label for it in test[:4]] == [0, None, None, 2]
+    assert test[1].meta["question_type"] != "Role"  # the item's own type wins over a side file
+    bad = tmp_path / "bad_labels.json"
+    bad.write_text(json.dumps({"test_5": 7}))
+    with pytest.raises(DataFormatError, match=r"bad_labels.json \(item test_5\): label 7"):
+        reclor.load_split("test", labels_file=bad)
+
+
+def test_leaderboard_array_orders_by_test_number(tmp_path, fixture_data):
+    test = reclor.load_split("test")
+    shuffled = [test[i] for i in (2, 0, 1, 3, 4, 5, 6, 7)]
+    pred = np.array([3, 0, 1, 2, 2, 2, 2, 2])
+    arr = reclor.leaderboard_array(shuffled, pred)
+    assert arr.tolist() == [0, 1, 3, 2, 2, 2, 2, 2] and arr.dtype == np.int64
+    path = reclor.write_leaderboard_file(shuffled, pred, tmp_path / "preds.npy")
+    assert np.load(path).tolist() == arr.tolist()
+    with pytest.raises(ValueError, match="test_0 … test_6"):
+        reclor.leaderboard_array(test[1:], pred[1:])
+    with pytest.raises(ValueError, match="option indices"):
+        reclor.leaderboard_array(test, pred + 2)

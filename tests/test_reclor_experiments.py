@@ -1,0 +1,108 @@
+"""The chapter pipeline on the fixtures: runs, cross-fitting, caching, exports, and the paper's tables."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rcstudy import papers, runtime
+from rcstudy.data import reclor
+from rcstudy.experiments import reclor as ex
+from conftest import FIXTURES
+
+SETTINGS = ex.Settings(
+    seeds=(1, 2), max_length={"A": 32, "QA": 64, "CQA": 96}, train_questions={"A": None, "QA": None, "CQA": 12},
+    head={"epochs": 3}, fasttext={"dim": 8, "epochs": 2}, bilstm={"emb_dim": 8, "hidden": 4, "epochs": 1},
+    crossfit_folds=2)
+
+
+@pytest.fixture
+def runner(isolated_cache, monkeypatch, tmp_path):
+    monkeypatch.setenv("RCSTUDY_DATA", str(FIXTURES / "data"))
+    monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path / "exports"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", reclor.SplitSizeWarning)
+        splits = reclor.load_all()
+    return ex.Runner(SETTINGS, splits, runtime.setup("cpu", threads=1))
+
+
+@pytest.mark.parametrize("family", ["fastText", "Bi-LSTM", "tiny-bert"])
+def test_seed_runs_shapes_and_cache(runner, family, monkeypatch):
+    val, test = runner.splits["val"], runner.splits["test"]
+    runs = runner.seed_runs(family, "A", {"val": val, "test": test})
+    assert runs["val"].shape == (2, len(val), 4) and runs["test"].shape == (2, len(test), 4)
+    # A second call is served from the on-disk cache: nothing is trained again.
+    monkeypatch.setattr(ex.ngram, "fit_predict_mc", lambda *a, **k: pytest.fail("retrained fastText"))
+    monkeypatch.setattr(ex.bilstm, "fit_predict_mc", lambda *a, **k: pytest.fail("retrained the Bi-LSTM"))
+    monkeypatch.setattr(ex.mc, "fit_linear_head", lambda *a, **k: pytest.fail("retrained the head"))
+    again = runner.seed_runs(family, "A", {"val": val, "test": test})
+    np.testing.assert_array_equal(runs["val"], again["val"])
+
+
+def test_train_questions_subsample_neural_runs_only(runner):
+    assert len(runner.train_items("tiny-bert", "CQA")) == 12
+    assert len(runner.train_items("Bi-LSTM", "CQA")) == 12
+    assert len(runner.train_items("fastText", "CQA")) == len(runner.splits["train"])
+    assert runner.train_items("tiny-bert", "CQA") == runner.train_items("Bi-LSTM", "CQA")
+    assert len(runner.train_items("tiny-bert", "CQA", option_only=True)) == len(runner.splits["train"])
+
+
+def test_cross_fit_labels_every_training_item_and_exports(runner, tmp_path):
+    train, val = runner.splits["train"], runner.splits["val"]
+    cf = {f: runner.cross_fit(f) for f in ("fastText", "tiny-bert")}
+    assert cf["fastText"].shape == (2, len(train), 4)
+    eh_train = ex.easy_hard(cf, train)
+    eh_val = ex.easy_hard({f: runner.seed_runs(f, "A", {"val": val})["val"] for f in cf}, val)
+    path = ex.export_easy_hard({"val": eh_val, "train": eh_train})
+    assert path == tmp_path / "exports" / ex.EXPORT_SPLIT
+    frame = pd.read_csv(path)
+    assert len(frame) == len(val) + len(train) and frame["id_string"].is_unique
+    assert set(frame["subset"]) <= {"EASY", "HARD"}
+    assert {"right_all_seeds:fastText", "right_all_seeds:tiny-bert", "runs_right", "runs_total"} <= set(frame)
+    easy = frame[frame["subset"] == "EASY"]
+    assert (easy[["right_all_seeds:fastText", "right_all_seeds:tiny-bert"]].max(axis=1) == 1).all()
+
+
+def test_tables_and_leaderboard_file(runner, tmp_path):
+    val, test = runner.splits["val"], runner.splits["test"]
+    keys = [("fastText", "CQA"), ("tiny-bert", "A")]
+    results = {k: runner.seed_runs(*k, {"val": val})["val"] for k in keys}
+    eh = ex.easy_hard({"fastText": results[("fastText", "CQA")]}, val)
+    t7 = ex.table7(results, val, eh, "BERT_LARGE")
+    assert list(t7.index) == ["Chance (C, Q, A)", "fastText (C, Q, A)", "tiny-bert (A) · paper: BERT_LARGE"]
+    side = ex.table7_side_by_side(t7, keys, "BERT_LARGE")
+    assert side.loc["tiny-bert (A) · paper: BERT_LARGE", ("Val", "paper")] == "46.4"
+    assert side.loc["fastText (C, Q, A)", ("HARD", "paper")] == "23.4"
+    assert side.loc["fastText (C, Q, A)", ("Test (hidden)", "ours")] == "n/a"
+    # fastText's EASY items are, by construction, the ones it always gets right.
+    assert t7.loc["fastText (C, Q, A)", "Val-E"].mean == 100.0
+    scores = runner.seed_runs("fastText", "CQA", {"val": val, "test": test})["test"]
+    path = ex.export_test_predictions("fastText_CQA", scores[0], test)
+    assert path.parent == tmp_path / "exports"
+    assert np.load(path).tolist() == scores[0].argmax(axis=1).tolist()  # the fixture's test ids are in order
+
+
+def test_finetune_settings_come_from_table9():
+    cfg = ex.Settings(finetune={"batch_size": 8, "grad_accum": 3}).mc_config("roberta-large", "CQA", seed=5)
+    assert (cfg.lr, cfg.weight_decay, cfg.epochs, cfg.max_length) == (1e-5, 0.01, 10, 256)
+    assert (cfg.batch_size * cfg.grad_accum, cfg.seed, cfg.fields) == (24, 5, "CQA")
+    assert ex.Settings().mc_config("minilm-l6", "A", 0).lr == papers.value("reclor", "Table 9", "Learning Rate",
+                                                                          "BERT_BASE")
+    with pytest.raises(ValueError, match="transformer_mode"):
+        ex.Settings(transformer_mode="lora")
+
+
+def test_published_tables_are_consistent():
+    t7 = papers.table("reclor", "Table 7")
+    models = t7.drop(["Graduate Students (C, Q, A)", "Ceiling Performance (C, Q, A)"])
+    easy_share = papers.value("reclor", "Table 6", "Union", "Number") / papers.value("reclor", "§3.2", "test", "items")
+    gap = (easy_share * models["Test-E"] + (1 - easy_share) * models["Test-H"] - models["Test"]).abs()
+    assert gap.max() <= 0.051
+    t5 = papers.table("reclor", "Table 5")
+    # Every score is an exact fraction count / Freq.
+    assert np.allclose((t5["Score (%)"] * t5["Freq"] / 100).round(), t5["Score (%)"] * t5["Freq"] / 100, atol=0.02)
+    assert papers.table("reclor", "Table 3")["Test (%)"].sum() == pytest.approx(100.0)
+    assert list(papers.table("reclor", "Table 3").index) == list(reclor.QUESTION_TYPES)
+    t27 = papers.table("reclor", "Table 27")
+    assert t27.shape == (5, 5) and np.isnan(t27.values[np.tril_indices(5, -1)]).all()
