@@ -1,0 +1,355 @@
+"""LogiQA 1.0 (English and Chinese txt files) and LogiQA 2.0 (JSON Lines), plus the text
+matching that relates the two releases.
+
+LogiQA 1.0 (lgw863/LogiQA-dataset) stores one question per 8 lines::
+
+    <blank line>
+    <answer letter: a|b|c|d>
+    <paragraph>
+    <question>
+    A.<option>   B.<option>   C.<option>   D.<option>   (one line each)
+
+The answer letter names the option's *label*, not its line: in 19 test blocks the options are
+printed out of order (``A., C., B., D.``), and those blocks are put back in label order. The
+labels come in many forms (``A.``, ``A．``, ``A，``, ``A、``, ``A:``, ``A?``, ``A .``, ``d.``,
+``A `` followed by text, or no label at all), and some translated options begin with a letter
+that belongs to the text ("Country A.H will ..."); a label is therefore removed only where it is
+the letter expected at that line (or the four labels of a block are a permutation of ABCD).
+
+LogiQA 2.0 (csitfun/LogiQA2.0) is a re-translated, larger release whose dev and test files are
+JSON Lines with ``id, answer, text, question, options, type``; many of its items are the same
+exam questions as LogiQA 1.0 items, translated again. :func:`match_items` finds them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import DataFormatError
+from .io import iter_jsonl, require_fields
+from .records import MCItem
+from .registry import dataset_dir, dataset_file
+
+LETTERS = "ABCD"
+SPLITS = ("train", "eval", "test")
+LANGS = ("en", "zh")
+#: Official file names, by (language, split).
+FILES = {
+    ("en", "train"): "Train.txt", ("en", "eval"): "Eval.txt", ("en", "test"): "Test.txt",
+    ("zh", "train"): "zh_train.txt", ("zh", "eval"): "zh_eval.txt", ("zh", "test"): "zh_test.txt",
+}
+LABEL_MODES = ("label", "position")
+
+# A label: the letter, optional spaces, one separator (ASCII or full-width), optional spaces.
+_LABEL_SEP = re.compile(r"^\s*([A-Da-d])\s*[.．:：?？、,，。]\s*")
+# A label followed by spaces only ("A All American athletes ...", "C 有白术").
+_LABEL_SPACE = re.compile(r"^\s*([A-D])\s+(?=\S)")
+
+
+@dataclass(frozen=True)
+class ParsedOptions:
+    texts: tuple[str, ...]
+    raw_labels: tuple[str | None, ...]  # the label found at each printed line (None: none)
+    order: tuple[int, ...]  # printed line of the option now at each position
+    unlabelled: tuple[int, ...]  # printed lines whose label could not be removed
+
+    @property
+    def reordered(self) -> bool:
+        return self.order != tuple(range(len(self.order)))
+
+
+def parse_options(lines: Sequence[str]) -> ParsedOptions:
+    """Remove the option labels of one block and restore label order (see the module docstring)."""
+    sep = [_LABEL_SEP.match(line) for line in lines]
+    letters = [m.group(1).upper() if m else None for m in sep]
+    if sorted(x for x in letters if x) == list(LETTERS) and letters != list(LETTERS):
+        order = tuple(letters.index(c) for c in LETTERS)  # a permutation: put options in label order
+        texts = tuple(lines[i][sep[i].end():].strip() for i in order)
+        return ParsedOptions(texts, tuple(letters), order, ())
+    space = [_LABEL_SPACE.match(line) for line in lines]
+    all_spaced = all(m and m.group(1) == LETTERS[k] for k, m in enumerate(space))
+    texts, raw, unlabelled = [], [], []
+    for k, line in enumerate(lines):
+        m, s = sep[k], space[k]
+        if m and letters[k] == LETTERS[k]:
+            texts.append(line[m.end():].strip())
+            raw.append(m.group(1))
+        elif s and s.group(1) == LETTERS[k] and (all_spaced or not line[s.end()].islower()):
+            # "A The brain ..." is a label; "A small amount ..." at line A of an unlabelled block
+            # reads as text unless all four lines carry the spaced form.
+            texts.append(line[s.end():].strip())
+            raw.append(s.group(1))
+        else:
+            texts.append(line.strip())
+            raw.append(None)
+            unlabelled.append(k)
+    return ParsedOptions(tuple(texts), tuple(raw), tuple(range(len(lines))), tuple(unlabelled))
+
+
+def parse_logiqa_txt(path: Path, *, split: str, lang: str, label_mode: str = "label") -> list[MCItem]:
+    """Parse one official LogiQA 1.0 file into :class:`MCItem` records.
+
+    ``label_mode="label"`` (right) maps the answer letter to the option *labelled* with it;
+    ``"position"`` (the naive reading, kept for comparison) maps it to the option printed at that
+    line and leaves the options in printed order. ``meta`` keeps ``lang``, ``split``, ``block``
+    (0-based), ``line`` (1-based line of the answer letter), ``raw_labels``, ``reordered`` and
+    ``unlabelled`` (printed lines whose label could not be removed).
+    """
+    if label_mode not in LABEL_MODES:
+        raise ValueError(f"label_mode must be one of {LABEL_MODES}, got {label_mode!r}")
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise DataFormatError(path, f"not UTF-8 text: {e.reason} at byte {e.start}") from None
+    lines = text.replace("\r\n", "\n").split("\n")
+    while lines and not lines[-1].strip():  # a final newline or trailing blank lines
+        lines.pop()
+    if not lines:
+        raise DataFormatError(path, "the file has no questions")
+    items = []
+    for b, start in enumerate(range(0, len(lines), 8)):
+        block = lines[start:start + 8]
+        lineno = start + 1  # 1-based number of the block's first line
+        if len(block) < 8:
+            raise DataFormatError(path, f"incomplete block: {len(block)} of 8 lines (blank, answer, paragraph, "
+                                        f"question, 4 options) before the end of the file", line=lineno)
+        if block[0].strip():
+            raise DataFormatError(path, f"expected the blank line that starts a block, got {block[0][:40]!r} "
+                                        f"(is a line missing or extra in the block above?)", line=lineno)
+        answer = block[1].strip().lower()
+        if len(answer) != 1 or answer not in "abcd":
+            raise DataFormatError(path, f"expected an answer letter a-d, got {block[1][:40]!r}", line=lineno + 1)
+        for offset, what in ((2, "paragraph"), (3, "question")):
+            if not block[offset].strip():
+                raise DataFormatError(path, f"the {what} line is empty", line=lineno + offset)
+        for k in range(4):
+            if not block[4 + k].strip():
+                raise DataFormatError(path, f"option {LETTERS[k]} line is empty", line=lineno + 4 + k)
+        parsed = parse_options(block[4:8])
+        if label_mode == "label":
+            options, label = parsed.texts, "abcd".index(answer)
+        else:
+            # printed order; undo the reordering that label mode would do
+            by_line = dict(zip(parsed.order, parsed.texts))
+            options, label = tuple(by_line[k] for k in range(4)), "abcd".index(answer)
+        if any(not o for o in options):
+            k = next(i for i, o in enumerate(options) if not o)
+            raise DataFormatError(path, f"option {LETTERS[k]} has a label but no text", line=lineno + 4 + k)
+        items.append(MCItem(
+            id=f"{lang}-{split}-{b}", context=block[2].strip(), question=block[3].strip(), options=options,
+            label=label,
+            meta={"lang": lang, "split": split, "block": b, "line": lineno + 1, "answer_letter": answer,
+                  "raw_labels": parsed.raw_labels, "reordered": parsed.reordered and label_mode == "label",
+                  "permuted": parsed.reordered, "unlabelled": parsed.unlabelled},
+        ))
+    return items
+
+
+def has_split(split: str, lang: str = "en") -> bool:
+    """Whether the data directory has this LogiQA 1.0 file (Train.txt is often absent)."""
+    return (dataset_dir("logiqa") / FILES[(lang, split)]).is_file()
+
+
+def load_logiqa(split: str, lang: str = "en", label_mode: str = "label") -> list[MCItem]:
+    """One LogiQA 1.0 split (``train``/``eval``/``test``) in English or Chinese."""
+    if split not in SPLITS or lang not in LANGS:
+        raise ValueError(f"split must be one of {SPLITS} and lang one of {LANGS}; got {split!r}, {lang!r}")
+    return parse_logiqa_txt(dataset_file("logiqa", FILES[(lang, split)]), split=split, lang=lang,
+                            label_mode=label_mode)
+
+
+def logiqa_path(split: str, lang: str = "en") -> Path:
+    return dataset_file("logiqa", FILES[(lang, split)])
+
+
+# --- LogiQA 2.0 ----------------------------------------------------------------------------
+
+LOGIQA2_FILES = {"train": "train.txt", "dev": "dev.txt", "test": "test.txt", "ood_test": "ood_test.jsonl"}
+#: The reasoning-type keys of LogiQA 2.0 (spelled as in the release) → the names used here.
+REASONING_TYPES = ("categorical", "sufficient", "necessary", "disjunctive", "conjunctive")
+_TYPE_KEYS = {
+    "Categorical Reasoning": "categorical",
+    "Sufficient Conditional Reasoning": "sufficient",
+    "Necessry Condtional Reasoning": "necessary",  # sic, as released
+    "Necessary Conditional Reasoning": "necessary",
+    "Disjunctive Reasoning": "disjunctive",
+    "Conjunctive Reasoning": "conjunctive",
+}
+
+
+def parse_logiqa2_jsonl(path: Path, *, split: str) -> list[MCItem]:
+    """LogiQA 2.0 JSON Lines; ``meta["types"]`` holds the reasoning types flagged true."""
+    path = Path(path)
+    items = []
+    for lineno, obj in iter_jsonl(path):
+        item_id = str(obj.get("id", lineno))
+        require_fields(obj, {"answer": int, "text": str, "question": str, "options": list}, path,
+                       line=lineno, item=item_id)
+        options = obj["options"]
+        if len(options) != 4 or not all(isinstance(o, str) and o.strip() for o in options):
+            raise DataFormatError(path, f"expected 4 non-empty option strings, got {options!r:.80}",
+                                  line=lineno, item=item_id)
+        if not 0 <= obj["answer"] < 4:
+            raise DataFormatError(path, f"answer {obj['answer']} is not an option index 0-3", line=lineno,
+                                  item=item_id)
+        raw_types = obj.get("type", {})
+        if not isinstance(raw_types, dict):
+            raise DataFormatError(path, "field 'type' should be an object of reasoning-type flags", line=lineno,
+                                  item=item_id)
+        unknown = set(raw_types) - set(_TYPE_KEYS)
+        if unknown:
+            raise DataFormatError(path, f"unknown reasoning type(s) {sorted(unknown)}", line=lineno, item=item_id)
+        types = tuple(sorted({_TYPE_KEYS[k] for k, v in raw_types.items() if v}, key=REASONING_TYPES.index))
+        # The OOD test file prints labels ("A.The people ..."); dev and test do not.
+        texts = []
+        for k, o in enumerate(options):
+            m = _LABEL_SEP.match(o)
+            texts.append(o[m.end():].strip() if m and m.group(1).upper() == LETTERS[k] else o.strip())
+        items.append(MCItem(
+            id=f"logiqa2-{split}-{item_id}", context=obj["text"].strip(), question=obj["question"].strip(),
+            options=tuple(texts), label=obj["answer"],
+            meta={"lang": "en", "split": split, "line": lineno, "source_id": obj.get("id"), "types": types,
+                  "has_types": "type" in obj},
+        ))
+    if not items:
+        raise DataFormatError(path, "the file has no questions")
+    return items
+
+
+def load_logiqa2(split: str) -> list[MCItem]:
+    """One LogiQA 2.0 split: ``dev``, ``test``, ``ood_test`` (or ``train`` where present)."""
+    if split not in LOGIQA2_FILES:
+        raise ValueError(f"LogiQA 2.0 split must be one of {tuple(LOGIQA2_FILES)}, got {split!r}")
+    return parse_logiqa2_jsonl(dataset_file("logiqa2", LOGIQA2_FILES[split]), split=split)
+
+
+def logiqa2_path(split: str) -> Path:
+    return dataset_file("logiqa2", LOGIQA2_FILES[split])
+
+
+# --- matching the two releases -------------------------------------------------------------
+
+def normalise(text: str) -> str:
+    """Unicode-compatible (NFKC), lower-cased word characters separated by single spaces."""
+    return " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).lower()))
+
+
+def item_text(item: MCItem, fields: str = "context") -> str:
+    """The text compared when matching: the paragraph, or the whole item (``"all"``)."""
+    if fields == "context":
+        return item.context
+    if fields == "all":
+        return " ".join([item.context, item.question, *item.options])
+    raise ValueError(f"fields must be 'context' or 'all', got {fields!r}")
+
+
+def similarity_matrix(queries: Sequence[str], pool: Sequence[str], *, stop_words: bool = True) -> np.ndarray:
+    """Cosine similarity of TF-IDF vectors (normalised words, English stop words removed unless
+    ``stop_words=False``, sub-linear term frequency, IDF over both collections): shape
+    (len(queries), len(pool)). Exactly equal normalised texts score 1.0 regardless of the weighting.
+    """
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    q = [normalise(t) for t in queries]
+    p = [normalise(t) for t in pool]
+    vec = TfidfVectorizer(stop_words="english" if stop_words else None, sublinear_tf=True,
+                          token_pattern=r"\S+").fit(q + p)
+    sims = (vec.transform(q) @ vec.transform(p).T).toarray()
+    exact = {t: i for i, t in enumerate(p)}
+    for i, t in enumerate(q):
+        if t in exact:
+            sims[i, exact[t]] = 1.0
+    return sims
+
+
+@dataclass
+class Dedup:
+    """The result of removing near-duplicates of a reference set from a candidate pool."""
+
+    kept: list[MCItem]
+    removed: list[MCItem]
+    exact: int  # removed because the normalised paragraph is identical
+    near: int  # removed because the paragraph similarity reaches the threshold
+    threshold: float
+    best_similarity: np.ndarray  # per candidate, its highest similarity to any reference item
+    best_match: list[str] = field(default_factory=list)  # per candidate, the id of that reference item
+
+    def counts(self) -> dict[str, int]:
+        return {"candidates": len(self.kept) + len(self.removed), "exact duplicates": self.exact,
+                "near duplicates": self.near, "removed": len(self.removed), "kept": len(self.kept)}
+
+
+def deduplicate(candidates: Sequence[MCItem], reference: Sequence[MCItem], *, threshold: float = 0.3,
+                fields: str = "context") -> Dedup:
+    """Drop every candidate whose text duplicates a reference item exactly or nearly.
+
+    Exact: identical :func:`normalise`-d paragraphs. Near: TF-IDF cosine
+    (:func:`similarity_matrix`) of the paragraphs at least ``threshold``. Matching on the
+    paragraph alone also removes other questions on a reference item's paragraph.
+    """
+    sims = similarity_matrix([item_text(c, fields) for c in candidates], [item_text(r, fields) for r in reference])
+    best = sims.max(axis=1) if len(reference) else np.zeros(len(candidates))
+    arg = sims.argmax(axis=1) if len(reference) else np.zeros(len(candidates), dtype=int)
+    ref_norm = {normalise(item_text(r, fields)) for r in reference}
+    kept, removed, exact, near = [], [], 0, 0
+    for c, s in zip(candidates, best):
+        if normalise(item_text(c, fields)) in ref_norm:
+            exact += 1
+            removed.append(c)
+        elif s >= threshold:
+            near += 1
+            removed.append(c)
+        else:
+            kept.append(c)
+    return Dedup(kept, removed, exact, near, threshold, best,
+                 [reference[j].id for j in arg] if len(reference) else [])
+
+
+def match_items(queries: Sequence[MCItem], pool: Sequence[MCItem], *, threshold: float = 0.5) -> dict[str, MCItem]:
+    """Pair each query item with the same question in another release (query id → pool item).
+
+    Whole items (paragraph, question and options) are compared; a pair counts when each is the
+    other's most similar item and the similarity reaches ``threshold``.
+    """
+    if not queries or not pool:
+        return {}
+    sims = similarity_matrix([item_text(q, "all") for q in queries], [item_text(p, "all") for p in pool])
+    best_pool = sims.argmax(axis=1)
+    best_query = sims.argmax(axis=0)
+    return {q.id: pool[j] for i, (q, j) in enumerate(zip(queries, best_pool))
+            if best_query[j] == i and sims[i, j] >= threshold}
+
+
+# --- training data -------------------------------------------------------------------------
+
+@dataclass
+class TrainingSet:
+    items: list[MCItem]
+    source: str  # what the items are, in words
+    dedup: Dedup | None = None  # how LogiQA 2.0 was deduplicated (None with the official Train.txt)
+    files: list[Path] = field(default_factory=list)
+
+
+def training_set(lang: str = "en", *, threshold: float = 0.3) -> TrainingSet:
+    """The official ``Train.txt`` where present; otherwise LogiQA 2.0 dev+test without every item
+    whose paragraph duplicates (exactly or nearly) a LogiQA 1.0 Eval or Test paragraph.
+
+    LogiQA 2.0 is English only, so Chinese training needs ``zh_train.txt``.
+    """
+    if has_split("train", lang):
+        return TrainingSet(load_logiqa("train", lang), f"LogiQA 1.0 {FILES[(lang, 'train')]}",
+                           files=[logiqa_path("train", lang)])
+    if lang != "en":
+        raise FileNotFoundError(f"Chinese training needs {FILES[(lang, 'train')]} in {dataset_dir('logiqa')}")
+    reference = load_logiqa("eval") + load_logiqa("test")
+    pool = load_logiqa2("dev") + load_logiqa2("test")
+    dedup = deduplicate(pool, reference, threshold=threshold)
+    files = [logiqa_path("eval"), logiqa_path("test"), logiqa2_path("dev"), logiqa2_path("test")]
+    return TrainingSet(dedup.kept, "LogiQA 2.0 dev+test, deduplicated against LogiQA 1.0 Eval+Test", dedup, files)

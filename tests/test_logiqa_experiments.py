@@ -1,0 +1,191 @@
+"""The LogiQA chapter's pipeline on the fixtures: diagnostics, analyses computed by hand, the
+tiny-model runs (encoder, ablation, transfer, LM), and the published numbers' shapes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rcstudy import papers, runtime
+from rcstudy.data.records import MCItem
+from rcstudy.experiments import logiqa as ex
+
+DATA = Path(__file__).parent / "fixtures" / "data"
+
+
+@pytest.fixture(autouse=True)
+def fixture_data(monkeypatch):
+    monkeypatch.setenv("RCSTUDY_DATA", str(DATA))
+
+
+@pytest.fixture(scope="module")
+def data():
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RCSTUDY_DATA", str(DATA))
+    yield ex.load_data(("en", "zh"))
+    mp.undo()
+
+
+def test_diagnostics(data):
+    diag = ex.split_diagnostics(data)
+    assert diag.loc["questions"].tolist() == [8, 10, 8, 10]
+    assert diag.loc["blocks printed out of order", "en-test"] == 2
+    assert diag.loc["answers that differ if the letter is read as the line", "en-test"] == 1
+    assert diag.loc["blocks with a label left in the text", "en-eval"] == 1
+    assert diag.loc["glued sentence periods", "en-eval"] == 1  # "Tuesday.Lena"
+    assert diag.loc["answer D (%)", "en-eval"] == pytest.approx(37.5)
+    shares = ex.answer_shares(data)
+    assert set(shares["split"]) == {"en-eval", "en-test", "zh-eval", "zh-test", "training set"}
+    assert ex.paragraph_leak(data.splits["en-eval"], data.splits["en-eval"][:2]) == 2
+
+
+def test_glued_periods_and_token_statistics():
+    assert ex.fix_glued_periods("park.These four. No.3 valve") == "park. These four. No.3 valve"
+    item = MCItem("x", "One two.Three", "Why?", ("a b", "c", "d e f", "g"), 0)
+    stats = ex.token_statistics([item]).set_index(["tokeniser", "row"])
+    assert stats.loc[("whitespace", "Paragraph"), "Ave. tokens"] == 2
+    assert stats.loc[("whitespace, glued periods fixed", "Paragraph"), "Ave. tokens"] == 3
+    assert stats.loc[(r"\w+ and punctuation", "Question"), "Ave. tokens"] == 2
+    assert stats.loc[("whitespace", "Candidate Answer"), "Max. tokens"] == 3
+
+
+def test_length_buckets():
+    def of(n):
+        return MCItem("x", " ".join(["w"] * (n - 5)), "q", ("a", "b", "c", "d"), 0)
+    assert [ex.item_length(of(n)) for n in (100, 101)] == [100, 101]
+    assert ex.length_bucket([of(n) for n in (20, 100, 101, 150, 151, 200, 201, 500)]).tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_heuristic_types():
+    item = MCItem("x", "If all members vote, then the motion passes only if either A or B agrees.", "Why?",
+                  ("a", "b", "c", "d"), 0)
+    assert ex.heuristic_types(item) == ("categorical", "sufficient", "necessary", "disjunctive")
+    assert ex.heuristic_types(MCItem("y", "Only if it rains.", "Why?", ("a",), 0)) == ("necessary",)
+
+
+def test_type_labels_from_logiqa2(data):
+    sources = ex.type_labels(data.splits["en-test"], data.logiqa2, threshold=0.5)
+    proxy = sources["LogiQA 2.0 labels (proxy)"]
+    assert proxy.types == {"en-test-3": ("sufficient", "conjunctive")}
+    assert proxy.shares()["sufficient"] == 100.0 and proxy.shares()["categorical"] == 0.0
+    assert len(sources["keyword heuristic (proxy)"].types) == 10
+    assert ex.gold_agreement(data.splits["en-test"], data.logiqa2, threshold=0.5) == 1.0
+
+
+def fake(name, preds, split="en-test"):
+    return ex.Predictions(name, "test", "—", {split: np.atleast_2d(np.array(preds))})
+
+
+def test_score_ignores_unevaluated_items(data):
+    gold = data.gold("en-test")  # [1, 0, 2, 3, 1, 0, 2, 3, 1, 0]
+    two_seeds = ex.Predictions("m", "t", "—", {"en-test": np.array([gold, np.where(np.arange(10) < 5, gold, 0)])})
+    sc = ex.score(two_seeds, data, "en-test")
+    assert sc.seeds.mean == pytest.approx((100 + 70) / 2) and sc.n == 10  # seed 2: 5 + two gold zeros
+    sub = fake("s", [gold[0], gold[1], 0] + [-1] * 7)
+    sc = ex.score(sub, data, "en-test")
+    assert sc.n == 3 and sc.seeds.mean == pytest.approx(100 * 2 / 3)
+    assert ex.score(sub, data, "zh-test") is None
+    table = ex.results_table([sub], data, name_map={"s": "Renamed"})
+    assert list(table.index) == ["Renamed"] and list(table.columns) == ["LogiQA Test"]
+
+
+def test_overlap_table_by_hand(data):
+    items = data.splits["en-test"]
+    bm, gold = ex.best_match(items), data.gold("en-test")
+    always_bm = fake("bm", bm)
+    t = ex.overlap_table([always_bm], data)
+    assert t.loc["bm", "Overlap Ratio"] == 100.0
+    assert t.loc["bm", "Accuracy(%)"] == pytest.approx(100 * (bm == gold).mean())
+    assert t.loc["Gold-standard", "Overlap Ratio"] == pytest.approx(100 * (bm == gold).mean())
+    never = fake("never", (bm + 1) % 4)
+    t = ex.overlap_table([never], data)
+    assert t.loc["never", "Overlap Ratio"] == 0.0 and np.isnan(t.loc["never", "Accuracy(%)"])
+    assert t.loc["never", "accuracy when gold is the best match"] == 0.0
+
+
+def test_length_and_type_tables(data):
+    gold = data.gold("en-test")
+    perfect = fake("perfect", gold)
+    t5 = ex.length_table([perfect], data)
+    assert t5.loc["#Instances"].sum() == 10 and (t5.loc["perfect"].dropna() == 100).all()
+    labels = ex.TypeLabels("hand", {"en-test-0": ("categorical",), "en-test-1": ("categorical", "sufficient")}, 10)
+    wrong_first = fake("w", np.where(np.arange(10) == 0, (gold + 1) % 4, gold))
+    t7 = ex.type_table([wrong_first], data, labels)
+    assert t7.loc["categorical", "items"] == 2 and t7.loc["categorical", "w"] == 50.0
+    assert t7.loc["sufficient", "w"] == 100.0 and np.isnan(t7.loc["necessary", "w"])
+    pts = ex.length_points([perfect], data)
+    assert (pts["accuracy"] == 100).all() and pts["n"].sum() == 10
+
+
+def test_subsample_is_seeded_and_sorted():
+    items = list(range(50))
+    a, b = ex.subsample(items, 10, 3), ex.subsample(items, 10, 3)
+    assert a.tolist() == b.tolist() == sorted(a.tolist()) and len(set(a.tolist())) == 10
+    assert ex.subsample(items, None, 0).tolist() == list(range(50))
+    assert ex.full_length(np.array([2, 3]), np.array([1, 4]), 5).tolist() == [-1, 2, -1, -1, 3]
+
+
+def test_lexical_systems_cover_every_split(data):
+    systems = {s.name: s for s in ex.lexical_systems(data)}
+    assert set(systems) == {"Word Matching", "Sliding Window", "Sliding Window + Distance"}
+    assert systems["Word Matching"].preds["zh-test"].shape == (1, 10)
+    assert ex.majority_system(data).preds["en-eval"].shape == (1, 8)
+
+
+def test_tiny_encoder_pipeline(data, isolated_cache, monkeypatch, tmp_path):
+    rt = runtime.setup(device="cpu", threads=1)
+    setup = ex.PLMSetup(model="tiny-bert", seeds=(0,), n_train=None, n_dev=4, n_test_sub=6, max_length=48,
+                        lr=1e-3, batch_size=4)
+    main = ex.plm_system(data, setup, rt)
+    assert main.evaluated("en-test").all() and main.evaluated("en-eval").sum() == 4
+    again = ex.plm_system(data, setup, rt)  # from the cache
+    np.testing.assert_array_equal(main.preds["en-test"], again.preds["en-test"])
+    abl = ex.ablation_systems(data, setup, main, ["no question", "options only"], rt)
+    assert [s.name for s in abl] == ["full input", "no question", "options only"]
+    assert all(s.evaluated("en-test").sum() == 6 for s in abl)
+    source = data.splits["en-eval"]
+    transfer = ex.transfer_systems(data, setup, source, "Source", rt)
+    assert [s.name for s in transfer] == ["tiny-bert_LogiQA", "tiny-bert_Source", "tiny-bert_Source → LogiQA"]
+    assert transfer[2].trained_on == "8 Source, then 12 LogiQA"
+    assert all(s.evaluated("en-test").sum() == 6 and s.evaluated("en-eval").sum() == 4 for s in transfer)
+    lm = ex.lm_system(data, setup, "tiny-llama", rt, batch_size=4)
+    assert lm.evaluated("en-test").sum() == 6
+    monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))
+    path = ex.export_predictions([main, lm], data)
+    saved = json.loads(path.read_text())
+    assert len(saved["systems"]["tiny-bert"]["en-test"]) == 10 and len(saved["systems"][lm.name]["en-test"]) == 6
+
+
+def test_ablation_items_blank_only_the_question():
+    item = MCItem("x", "P", "Q", ("a", "b"), 0)
+    assert ex.ablation_items([item], "no question")[0].question == ""
+    assert ex.ablation_items([item], "no paragraph")[0] == item
+
+
+def test_published_numbers():
+    t3 = papers.table("logiqa", "Table 3")
+    assert t3.shape == (10, 4) and t3.loc["RoBERTa", "LogiQA Test"] == 35.31
+    assert t3["LogiQA Dev"].isna().sum() == 2  # the human rows
+    f3 = papers.table("logiqa", "Figure 3")["RoBERTa Test"]
+    assert f3.isna().sum() == 2 and f3["no paragraph"] == 28.92
+    t5 = papers.table("logiqa", "Table 5")
+    weighted = (t5.loc["#Instances"] * t5.loc["RoBERTa"]).sum() / t5.loc["#Instances"].sum()
+    assert weighted == pytest.approx(35.31, abs=0.01)
+    assert papers.table("logiqa", "Figure 2").sum().iloc[0] == pytest.approx(122.9)
+    assert papers.table("logiqa", "Table 6").shape == (7, 2) and papers.table("logiqa", "Table 7").shape == (5, 1)
+
+
+def test_paired_difference_and_direction(data):
+    x = np.array([1, 1, 1, 1, np.nan, 0])
+    y = np.array([0, 0, 0, 0, 1, 0])
+    ci = ex.paired_difference(x, y)
+    assert ci.estimate == pytest.approx(80.0) and ci.low > 0  # the NaN item is left out
+    assert ex.direction(ci) is True and ex.direction(ex.paired_difference(y[:4], x[:4])) is False
+    assert ex.direction(ex.paired_difference(np.array([1.0, 0.0]), np.array([0.0, 1.0]))) is None
+    bm = ex.best_match(data.splits["en-test"])
+    half = ex.Predictions("h", "t", "—", {"en-test": np.array([bm, np.where(np.arange(10) < 5, bm, -1)])})
+    over = ex.per_item_overlap(half, data)
+    assert np.isnan(over[5:]).all() and (over[:5] == 1).all()
