@@ -1,4 +1,9 @@
-"""Published numbers of RULE (Kawabata & Sugawara, EMNLP 2023)."""
+"""Published numbers of RULE (Kawabata & Sugawara, EMNLP 2023).
+
+The paper's text gives only the numbers its prose quotes: Tables 1, 2, 3 and 5 themselves are
+not in it, so every other cell of those tables is ``None`` (printed "n/a"). Two human scores
+are derived from the text (the best model's score plus the stated gap) and say so in ``note``.
+"""
 
 from . import Citation, Published
 
@@ -11,4 +16,68 @@ CITATION = Citation(
     url="https://aclanthology.org/2023.emnlp-main.8",
 )
 
-NUMBERS: list[Published] = []
+P = "rule"
+T2 = "Table 2"
+T2_COLUMNS = ("MainQ", "SubQ", "Selective", "Eliminative", "Consistency", "MainQ-wise SubQ")
+NOT_IN_TEXT = "not in the source text"
+
+
+def _row(table: str, row: str, values: dict, notes: dict | None = None, columns=T2_COLUMNS) -> list[Published]:
+    notes = notes or {}
+    return [Published(P, table, row, c, values.get(c), notes.get(c, "" if c in values else NOT_IN_TEXT))
+            for c in columns]
+
+
+NUMBERS: list[Published] = [
+    # §3.2–3.5: the collection pipeline and the released dataset
+    Published(P, "§3", "ReClor train questions used", "count", 1200, "§3.2 rationale writing"),
+    Published(P, "§3", "rationales written", "count", 4800, "§3.2"),
+    Published(P, "§3", "rationales validated", "count", 3828, "§3.2 rationale validation"),
+    Published(P, "§3", "subquestions constructed", "count", 3824, "§3.3"),
+    Published(P, "§3", "main questions", "count", 943, "§3.4 human validation"),
+    Published(P, "§3", "subquestions", "count", 3003, "§3.4 human validation"),
+    Published(P, "§3", "subquestions whose answer is None", "count", 222, "§3.5"),
+    Published(P, "§3", "subquestions whose answer is None (%)", "count", 7.4, "§3.5 (222/3,003)"),
+    # Table 1 (dataset statistics) is not in the text; only its direction is ("subquestions have
+    # longer questions and answer options").
+    *[Published(P, "Table 1", f"{part} {what}", "length", None, "Table 1 is " + NOT_IN_TEXT)
+      for part in ("main question", "subquestion") for what in ("question", "option")],
+    # Table 2: the cells the prose of §4.2 quotes
+    Published(P, T2, "Chance", "SubQ", 25.0, "§4.2: 'the chance rate (25.0%)'"),
+    *_row(T2, "DeBERTa-v3 large, fine-tuned", {}),
+    *_row(T2, "UnifiedQA-v2 base, fine-tuned", {}),
+    *_row(T2, "UnifiedQA-v2 large, fine-tuned", {}),
+    *_row(T2, "UnifiedQA-v2 3B, fine-tuned", {}),
+    *_row(T2, "LLaMA 2 70B, five-shot ReClor exemplars", {"MainQ": 80.3, "Selective": 90.0},
+          {"MainQ": "best MainQ accuracy (§4.2)", "Selective": "best Selective SubQ accuracy (§4.2)"}),
+    *_row(T2, "Flan-UL2 20B, zero-shot", {"SubQ": 65.7, "Eliminative": 59.1},
+          {"SubQ": "best SubQ accuracy (§4.2)", "Eliminative": "best Eliminative SubQ accuracy (§4.2)"}),
+    *_row(T2, "InstructGPT, five-shot RULE exemplars", {"SubQ": 70.1},
+          {"SubQ": "highest SubQ accuracy with subquestion exemplars (§4.2)"}),
+    *_row(T2, "InstructGPT (setting not stated)", {"Consistency": 18.2},
+          {"Consistency": "best model consistency (§4.2)"}),
+    *_row(T2, "best model (not named)", {"MainQ-wise SubQ": 64.3},
+          {"MainQ-wise SubQ": "'the best model answers only 64.3% of the subquestions per one main question'"}),
+    *_row(T2, "Human", {"MainQ": 91.5, "SubQ": 82.6, "Eliminative": 78.9, "Consistency": 52.9,
+                        "MainQ-wise SubQ": 81.5},
+          {"MainQ": "derived: 80.3 + the stated gap 11.2 (§4.2)", "SubQ": "derived: 65.7 + the stated gap 16.9 (§4.2)",
+           "Selective": "'close to' 90.0 (§4.2); " + NOT_IN_TEXT}),
+    # §4.2 "None of the above choices" (Table 3 itself is not in the text)
+    Published(P, "§4.2", "InstructGPT, five-shot RULE exemplars", "None offered", 62.7),
+    Published(P, "§4.2", "InstructGPT, five-shot RULE exemplars", "None is the answer", 32.0),
+    Published(P, "§4.2", "InstructGPT, five-shot RULE exemplars", "with a None-answer exemplar", 40.9),
+    Published(P, "§4.2", "InstructGPT, five-shot RULE exemplars", "without", 13.7),
+    # §5 rationale alignment (InstructGPT, five-shot, mean of five prompts)
+    Published(P, "§5", "InstructGPT, five-shot (mean of 5 prompts)", "correct options", 89.7),
+    Published(P, "§5", "InstructGPT, five-shot (mean of 5 prompts)", "incorrect options", 31.5),
+    # §5 human-written vs model-written rationales, 50 manual comparisons
+    Published(P, "§5 rationale quality", "human-written rationale better", "count", 35),
+    Published(P, "§5 rationale quality", "model-written rationale better", "count", 15),
+    # Table 4: reasoning types of 100 random subquestions / 100 InstructGPT errors (manual annotation)
+    *[Published(P, "Table 4", row, col, v) for row, vals in {
+        "Contextual": (37, 47, 28, 22, 65, 69),
+        "External": (22, 20, 13, 11, 35, 31),
+        "Total": (59, 67, 41, 33, 100, 100),
+    }.items() for col, v in zip(("Direct (random)", "Direct (errors)", "Indirect (random)", "Indirect (errors)",
+                                 "Total (random)", "Total (errors)"), vals)],
+]

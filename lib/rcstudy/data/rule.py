@@ -1,0 +1,390 @@
+"""RULE (Kawabata & Sugawara, 2023): ReClor main questions and their rationale subquestions.
+
+The official release (github.com/nii-cl/rule) has three kinds of files, read here as they are:
+
+* ``mainq.jsonl`` — one ReClor *train* question per line: ``id`` (ReClor ``id_string``),
+  ``context``, ``question``, ``answer0``..``answer3``, ``label``;
+* ``subq_split_{1..5}.jsonl`` (or their concatenation ``subq_all.jsonl``) — one subquestion per
+  line: ``id``, ``main_id``, ``context``, ``question``, ``answer0``..``answer3`` (the four
+  rationales written for the main question), ``label``, ``main_question`` (``{context, question,
+  option}``: the main option the subquestion asks about) and ``main_option_correctness``
+  (``true``: a *selective* subquestion, made from the correct option; ``false``: *eliminative*);
+* ``prompts.json`` — the few-shot exemplars and the zero-shot instruction used in the paper.
+
+Rows may also give the options as one list ``answers`` instead of ``answer0``..``answer3``.
+Subquestion ids (``train_1_sub4``) are not option indices: the main option is found by matching
+``main_question.option`` against the main question's options.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ..errors import DataFileMissing, DataFormatError
+from .io import iter_jsonl, read_json, require_fields
+from .records import MCItem
+from .registry import DATASETS, dataset_dir, dataset_file
+
+NONE_OPTION = "None of the above choices"
+
+#: Counts of the official release (nii-cl/rule, commit ace6fb6). :func:`check_release` compares a
+#: loaded copy with them and warns on any difference (expected for the small test fixtures).
+RELEASE_COUNTS = {
+    "main questions": 943,
+    "subquestions": 3003,
+    "selective subquestions": 785,
+    "eliminative subquestions": 2218,
+    "subquestions with a None option": 1102,
+    "subquestions whose answer is None": 222,
+    "main questions with subquestions in more than one split": 100,
+}
+
+SHOT_KEYS = {"0shot": 0, "1shot": 1, "5shots": 5}
+
+
+# --------------------------------------------------------------------------------------------
+# Questions
+
+
+@dataclass(frozen=True)
+class RuleData:
+    """The main questions and subquestions of RULE (or a subset of them).
+
+    Every subquestion is an :class:`MCItem` whose ``meta`` holds ``main_id``, ``split`` (1–5, or
+    ``None`` when read from ``subq_all.jsonl``), ``main_option`` (index of the main option it is
+    about), ``selective``, ``has_none``, ``none_correct``, ``main_question`` and ``main_option_text``.
+    """
+
+    mains: tuple[MCItem, ...]
+    subs: tuple[MCItem, ...]
+
+    def __post_init__(self):
+        by_main: dict[str, list[MCItem]] = {m.id: [] for m in self.mains}
+        for s in self.subs:
+            by_main[s.meta["main_id"]].append(s)
+        object.__setattr__(self, "_main_index", {m.id: m for m in self.mains})
+        object.__setattr__(self, "_sub_index", {s.id: s for s in self.subs})
+        object.__setattr__(self, "_subs_by_main", by_main)
+
+    def main(self, main_id: str) -> MCItem:
+        return self._main_index[main_id]
+
+    def sub(self, sub_id: str) -> MCItem:
+        return self._sub_index[sub_id]
+
+    def subs_of(self, main_id: str) -> list[MCItem]:
+        return list(self._subs_by_main[main_id])
+
+    @property
+    def splits(self) -> list[int]:
+        return sorted({s.meta["split"] for s in self.subs if s.meta["split"] is not None})
+
+    def subset(self, main_ids: Sequence[str]) -> "RuleData":
+        """These main questions with all of their subquestions."""
+        keep = set(main_ids)
+        return RuleData(tuple(m for m in self.mains if m.id in keep),
+                        tuple(s for s in self.subs if s.meta["main_id"] in keep))
+
+    def split(self, k: int) -> "RuleData":
+        """The subquestions of released split ``k`` and the main questions they belong to."""
+        subs = tuple(s for s in self.subs if s.meta["split"] == k)
+        mains = {s.meta["main_id"] for s in subs}
+        return RuleData(tuple(m for m in self.mains if m.id in mains), subs)
+
+    def frame(self) -> pd.DataFrame:
+        """One row per subquestion with the fields the analyses group by."""
+        n_subs = {m: len(v) for m, v in self._subs_by_main.items()}
+        return pd.DataFrame([
+            {"id": s.id, "main_id": s.meta["main_id"], "split": s.meta["split"], "label": s.label,
+             "main_option": s.meta["main_option"], "selective": s.meta["selective"],
+             "has_none": s.meta["has_none"], "none_correct": s.meta["none_correct"],
+             "subs_of_main": n_subs[s.meta["main_id"]]}
+            for s in self.subs
+        ]).set_index("id")
+
+
+def _options(obj: dict, path: Path, line: int, item: str) -> tuple[str, ...]:
+    if "answers" in obj:
+        require_fields(obj, {"answers": list}, path, line=line, item=item)
+        options = obj["answers"]
+    else:
+        keys = sorted((k for k in obj if re.fullmatch(r"answer\d+", k)), key=lambda k: int(k[6:]))
+        if not keys:
+            raise DataFormatError(path, "no options: expected answer0..answer3 or a list 'answers'",
+                                  line=line, item=item)
+        if keys != [f"answer{i}" for i in range(len(keys))]:
+            raise DataFormatError(path, f"options are not numbered answer0..answer{len(keys) - 1}: {keys}",
+                                  line=line, item=item)
+        options = [obj[k] for k in keys]
+    if len(options) < 2 or not all(isinstance(o, str) for o in options):
+        raise DataFormatError(path, "options must be at least two strings", line=line, item=item)
+    return tuple(options)
+
+
+def _label(obj: dict, n_options: int, path: Path, line: int, item: str) -> int:
+    label = obj["label"]
+    if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < n_options:
+        raise DataFormatError(path, f"label {label!r} is not an option index 0..{n_options - 1}",
+                              line=line, item=item)
+    return label
+
+
+def _read_mains(path: Path) -> list[MCItem]:
+    mains, seen = [], set()
+    for line, obj in iter_jsonl(path):
+        require_fields(obj, {"id": str}, path, line=line)
+        item = obj["id"]
+        require_fields(obj, {"context": str, "question": str, "label": int}, path, line=line, item=item)
+        if item in seen:
+            raise DataFormatError(path, "duplicate main question id", line=line, item=item)
+        seen.add(item)
+        options = _options(obj, path, line, item)
+        mains.append(MCItem(item, obj["context"], obj["question"], options,
+                            _label(obj, len(options), path, line, item), {"source_line": line}))
+    return mains
+
+
+def _read_subs(path: Path, split: int | None, mains: Mapping[str, MCItem], seen: set[str]) -> list[MCItem]:
+    subs = []
+    for line, obj in iter_jsonl(path):
+        require_fields(obj, {"id": str}, path, line=line)
+        item = obj["id"]
+        require_fields(obj, {"main_id": str, "context": str, "question": str, "label": int,
+                             "main_question": dict, "main_option_correctness": bool},
+                       path, line=line, item=item)
+        require_fields(obj["main_question"], {"question": str, "option": str}, path, line=line, item=item)
+        if item in seen:
+            raise DataFormatError(path, "duplicate subquestion id", line=line, item=item)
+        seen.add(item)
+        main = mains.get(obj["main_id"])
+        if main is None:
+            raise DataFormatError(path, f"main_id {obj['main_id']!r} is not in mainq.jsonl", line=line, item=item)
+        option_text = obj["main_question"]["option"]
+        matches = [i for i, o in enumerate(main.options) if o.strip() == option_text.strip()]
+        if not matches:
+            raise DataFormatError(path, f"main_question.option matches none of {main.id}'s options",
+                                  line=line, item=item)
+        main_option = matches[0]
+        selective = obj["main_option_correctness"]
+        if selective != (main_option == main.label):
+            raise DataFormatError(
+                path, f"main_option_correctness={selective} but option {main_option} of {main.id} is "
+                f"{'the right' if main_option == main.label else 'a wrong'} answer", line=line, item=item)
+        options = _options(obj, path, line, item)
+        label = _label(obj, len(options), path, line, item)
+        none_at = [i for i, o in enumerate(options) if o.strip() == NONE_OPTION]
+        subs.append(MCItem(item, obj["context"], obj["question"], options, label, {
+            "main_id": main.id, "split": split, "main_option": main_option, "selective": selective,
+            "has_none": bool(none_at), "none_correct": label in none_at, "none_position": none_at[0] if none_at else None,
+            "main_question": obj["main_question"]["question"], "main_option_text": main.options[main_option],
+            "context_matches_main": obj["context"] == main.context, "source_line": line,
+        }))
+    return subs
+
+
+def _require(folder: Path | None, name: str) -> Path:
+    if folder is None:
+        return dataset_file("rule", name)
+    path = Path(folder) / name
+    if not path.is_file():
+        raise DataFileMissing(path, "rule", f"put the file {name} of the RULE release ({DATASETS['rule'].source}) "
+                                            f"in {path.parent}")
+    return path
+
+
+def subquestion_files(folder: Path | None = None) -> list[tuple[int | None, Path]]:
+    """``(split, path)`` of the released split files, else ``[(None, subq_all.jsonl)]``."""
+    root = Path(folder) if folder is not None else dataset_dir("rule")
+    found = []
+    for p in root.glob("subq_split_*.jsonl"):
+        m = re.fullmatch(r"subq_split_(\d+)\.jsonl", p.name)
+        if m:
+            found.append((int(m.group(1)), p))
+    if found:
+        return sorted(found)
+    return [(None, _require(folder, "subq_all.jsonl"))]
+
+
+def load_rule(folder: Path | str | None = None) -> RuleData:
+    """Load the release from ``folder`` (default ``$RCSTUDY_DATA/rule``), checking every join.
+
+    A subquestion must point at a main question of ``mainq.jsonl``, name one of its options, and
+    agree with its label about whether that option is the right one; otherwise the error names
+    the file, the line and the subquestion.
+    """
+    folder = Path(folder) if folder is not None else None
+    mains = _read_mains(_require(folder, "mainq.jsonl"))
+    index = {m.id: m for m in mains}
+    subs, seen = [], set()
+    for split, path in subquestion_files(folder):
+        subs += _read_subs(path, split, index, seen)
+    return RuleData(tuple(mains), tuple(subs))
+
+
+def release_counts(data: RuleData) -> dict[str, int]:
+    """The quantities of :data:`RELEASE_COUNTS`, counted on ``data``."""
+    f = data.frame()
+    splits_per_main = f.groupby("main_id")["split"].nunique()
+    return {
+        "main questions": len(data.mains),
+        "subquestions": len(data.subs),
+        "selective subquestions": int(f["selective"].sum()),
+        "eliminative subquestions": int((~f["selective"]).sum()),
+        "subquestions with a None option": int(f["has_none"].sum()),
+        "subquestions whose answer is None": int(f["none_correct"].sum()),
+        "main questions with subquestions in more than one split": int((splits_per_main > 1).sum()),
+    }
+
+
+def check_release(data: RuleData) -> pd.DataFrame:
+    """Counts of ``data`` beside the official release's; warns when they differ (e.g. on a subset)."""
+    found = release_counts(data)
+    table = pd.DataFrame({"release": RELEASE_COUNTS, "loaded": found})
+    table["matches"] = table["release"] == table["loaded"]
+    if not table["matches"].all():
+        differ = ", ".join(table.index[~table["matches"]])
+        warnings.warn(f"the RULE data loaded differs from the official release in: {differ} "
+                      "(expected for a subset or the test fixtures)", stacklevel=2)
+    return table
+
+
+def compare_with_reclor(data: RuleData, reclor_items: Sequence[MCItem]) -> pd.DataFrame:
+    """Join the main questions to ReClor items by id; one row per main with what differs.
+
+    Columns: ``found`` (the id is among ``reclor_items``) and one boolean per field that matches.
+    """
+    reclor = {it.id: it for it in reclor_items}
+    rows = []
+    for m in data.mains:
+        r = reclor.get(m.id)
+        rows.append({"id": m.id, "found": r is not None,
+                     "context": r is not None and r.context == m.context,
+                     "question": r is not None and r.question == m.question,
+                     "options": r is not None and tuple(r.options) == tuple(m.options),
+                     "label": r is not None and r.label == m.label})
+    return pd.DataFrame(rows).set_index("id")
+
+
+# --------------------------------------------------------------------------------------------
+# Prompts
+
+
+@dataclass(frozen=True)
+class Exemplar:
+    context: str
+    question: str
+    options: tuple[str, ...]
+    label: int
+    rationale: object = None  # the CoT families: a string, or one string per option
+
+    @property
+    def none_correct(self) -> bool:
+        return self.options[self.label].strip() == NONE_OPTION
+
+
+@dataclass(frozen=True)
+class PromptBatch:
+    """One released prompt: ``text`` is the stored string, used verbatim."""
+
+    shots: int
+    family: str  # vanilla (ReClor exemplars), subq (RULE exemplars), cot_step_random, ...
+    batch: int
+    text: str
+    exemplars: tuple[Exemplar, ...]
+
+    @property
+    def has_none_correct_exemplar(self) -> bool:
+        return any(e.none_correct for e in self.exemplars)
+
+
+@dataclass(frozen=True)
+class RulePrompts:
+    instruction: str  # the zero-shot task instruction
+    batches: Mapping[tuple[int, str], tuple[PromptBatch, ...]]
+
+    def families(self, shots: int) -> list[str]:
+        return [f for (s, f) in self.batches if s == shots]
+
+    def get(self, shots: int, family: str, batch: int) -> PromptBatch:
+        try:
+            batches = self.batches[(shots, family)]
+        except KeyError:
+            raise KeyError(f"prompts.json has no {shots}-shot family {family!r}; "
+                           f"it has {self.families(shots)}") from None
+        return batches[batch % len(batches)]
+
+
+def _prompt_batches(path: Path, key: str, shots: int, fam: dict) -> tuple[PromptBatch, ...]:
+    name = fam.get("name")
+    where = f"{key}/{name}"
+    pr = fam.get("prompt")
+    if not isinstance(name, str) or not isinstance(pr, dict):
+        raise DataFormatError(path, "expected {'name': str, 'prompt': {...}}", item=where)
+    require_fields(pr, {"context": list, "question": list, "options": list, "label": list, "prompt": list},
+                   path, item=where)
+    n = len(pr["prompt"])
+    for field in ("context", "question", "options", "label"):
+        if len(pr[field]) != n:
+            raise DataFormatError(path, f"{field!r} has {len(pr[field])} batches but 'prompt' has {n}", item=where)
+    rationales = pr.get("rationales")
+    batches = []
+    for b in range(n):
+        exemplars = []
+        if len(pr["context"][b]) != shots:
+            raise DataFormatError(path, f"batch {b} has {len(pr['context'][b])} exemplars, expected {shots}",
+                                  item=where)
+        for i in range(shots):
+            label = pr["label"][b][i]
+            options = tuple(pr["options"][b][i])
+            if str(label) not in {str(k) for k in range(len(options))}:
+                raise DataFormatError(path, f"label {label!r} is not an option index", item=f"{where} batch {b} exemplar {i}")
+            rationale = rationales[b][i] if rationales else None
+            exemplars.append(Exemplar(pr["context"][b][i], pr["question"][b][i], options, int(label),
+                                      tuple(rationale) if isinstance(rationale, list) else rationale))
+        if not isinstance(pr["prompt"][b], str):
+            raise DataFormatError(path, f"prompt of batch {b} is not a string", item=where)
+        batches.append(PromptBatch(shots, name, b, pr["prompt"][b], tuple(exemplars)))
+    return tuple(batches)
+
+
+def load_prompts(folder: Path | str | None = None) -> RulePrompts:
+    """Read ``prompts.json``: the zero-shot instruction and every few-shot family and batch."""
+    path = _require(Path(folder) if folder is not None else None, "prompts.json")
+    raw = read_json(path)
+    if not isinstance(raw, dict) or "0shot" not in raw:
+        raise DataFormatError(path, "expected an object with keys '0shot', '1shot', '5shots'")
+    zero = raw["0shot"]
+    if not (isinstance(zero, list) and zero and isinstance(zero[0], dict) and isinstance(zero[0].get("prompt"), str)):
+        raise DataFormatError(path, "'0shot' should be [{'name': ..., 'prompt': <instruction>}]", item="0shot")
+    batches = {}
+    for key, shots in SHOT_KEYS.items():
+        if shots == 0 or key not in raw:
+            continue
+        if not isinstance(raw[key], list):
+            raise DataFormatError(path, f"{key!r} should be a list of prompt families", item=key)
+        for fam in raw[key]:
+            fb = _prompt_batches(path, key, shots, fam)
+            batches[(shots, fb[0].family if fb else fam.get("name"))] = fb
+    return RulePrompts(zero[0]["prompt"], batches)
+
+
+def question_block(context: str, question: str, options: Sequence[str]) -> str:
+    """A question in the released prompt layout, up to and including ``Answer:``."""
+    lines = [f"Context: {context}", f"Question: {question}", *(f"Option{i}: {o}" for i, o in enumerate(options))]
+    return " \n ".join(lines) + " \n Answer:"
+
+
+def exemplar_text(e: Exemplar) -> str:
+    """One answer-only exemplar exactly as the ``vanilla`` and ``subq`` prompts write it."""
+    return question_block(e.context, e.question, e.options) + f" The answer is Option{e.label} \n"
+
+
+def exemplar_keys(batch: PromptBatch) -> set[tuple[str, str]]:
+    """(context, question) of each exemplar: evaluation items with these keys leak into the prompt."""
+    return {(e.context, e.question) for e in batch.exemplars}

@@ -1,0 +1,220 @@
+"""The RULE pipeline on the fixtures: evaluation units, baselines, prompting (with a stand-in LM
+whose answers are known), the encoder on a tiny random model, and the EASY/HARD extension."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rcstudy import runtime
+from rcstudy.data.records import MCItem
+from rcstudy.data.rule import load_prompts, load_rule, question_block
+from rcstudy.experiments import rule as ex
+from rcstudy.models.mc import MCConfig
+
+GOOD = Path(__file__).parent / "fixtures" / "data" / "rule"
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_rule(GOOD)
+
+
+@pytest.fixture(scope="module")
+def prompts():
+    return load_prompts(GOOD)
+
+
+class FakeLM:
+    """Always prefers the option at ``favourite``; counts how often it is asked."""
+
+    def __init__(self, favourite: int = 3):
+        self.favourite, self.calls = favourite, 0
+
+    def next_token_logprobs(self, prompts, candidates):
+        self.calls += 1
+        out = np.full((len(prompts), len(candidates)), -5.0)
+        out[:, self.favourite] = -0.1
+        return out
+
+    def loglik(self, contexts, continuations, return_counts=False):
+        self.calls += 1
+        counts = np.array([max(1, len(c.split())) for c in continuations])
+        scores = np.array([-1.0 if "None of the above" in c else -30.0 * n for c, n in zip(continuations, counts)])
+        return (scores, counts) if return_counts else scores
+
+    def generate(self, prompts, max_new_tokens, stop=None):
+        self.calls += 1
+        return [" It follows. Therefore the answer is Option1", " no idea"][: 1] * len(prompts)
+
+
+def fake_lazy(fake: FakeLM, name: str = "fake-lm") -> ex.LazyLM:
+    lazy = ex.LazyLM(name, runtime.setup(threads=1))
+    lazy.lm = fake  # what cached_property would load
+    return lazy
+
+
+def test_pooled_takes_the_split_holding_most_subquestions(data):
+    # train_1 has subquestions in splits 1 (two), 2 (one) and 5 (one)
+    evals = [ex.Evaluation(1, {"train_1": 0}, {"train_1_sub1": 0, "train_1_sub2": 1}),
+             ex.Evaluation(2, {"train_1": 2}, {"train_1_sub3": 2}),
+             ex.Evaluation(5, {"train_1": 1}, {"train_1_sub4": 0})]
+    p = ex.pooled(data, evals)
+    assert p.main_pred == {"train_1": 0}
+    assert len(p.sub_pred) == 4
+    system = ex.System("s", "zero-shot", evals, data.subset(["train_1"]))
+    pooled = ex.system_scores(system, "pooled")
+    assert pooled["MainQ"] == 100 and pooled["SubQ"] == 75 and pooled["Consistency"] == 0
+    per_split = ex.system_scores(system, "per_split_mean")
+    assert per_split["MainQ"].mean == pytest.approx(100 / 3)
+    assert per_split["Consistency"].mean == pytest.approx(100 / 3)  # split 1 is consistent on its own
+    with pytest.raises(ValueError, match="aggregation"):
+        ex.system_scores(system, "median")
+
+
+def test_position_baseline_and_none(data):
+    last = ex.position_baseline(data, 3)
+    scores = ex.system_scores(last)
+    assert scores["SubQ"] == pytest.approx(100 * 4 / 14)  # labels: 3 subquestions have label 3 ...
+    table = ex.none_table(last)
+    assert table.loc["all", "None is the answer"] == 100  # ... and None always sits at Option3
+    longest = ex.length_baseline(data, True)
+    assert longest.evals[0].main_pred["train_1"] == 2  # "Every animal in the park sings." has 6 words
+
+
+def test_chance_row_is_exact(data):
+    c = ex.chance_row(data)
+    assert c["SubQ"] == 25 and c["Consistency"] < 25
+
+
+def test_prompt_text(prompts, data):
+    item = data.main("train_35")
+    block = question_block(item.context, item.question, item.options)
+    assert ex.prompt_text(prompts, ex.PromptSetting(0), 0, item) == prompts.instruction + block
+    few = ex.prompt_text(prompts, ex.PromptSetting(5, "subq"), 1, item)
+    assert few == prompts.get(5, "subq", 1).text + " " + block
+    cot = ex.prompt_text(prompts, ex.PromptSetting(0, ex.ZERO_SHOT_COT, "generate"), 0, item)
+    assert cot.endswith("Answer: Let's think step by step.")
+    assert ex.PromptSetting.parse("1:subq:option") == ex.PromptSetting(1, "subq", "option")
+    assert ex.PromptSetting.parse("1:subq:option").label == "one-shot, RULE exemplars (option LL)"
+    with pytest.raises(ValueError, match="generated text"):
+        ex.PromptSetting(5, "cot_step_random", "letter")
+
+
+@pytest.mark.parametrize("text, expected", [
+    (" Because X. Therefore the answer is Option2 \n", 2),
+    ("The answer is option 3", 3),
+    ("Option1 looks good but the answer is Option0", 0),
+    ("I pick Option1.", 1),
+    ("no idea", -1),
+])
+def test_parse_answer(text, expected):
+    assert ex.parse_answer(text) == expected
+
+
+def test_prompting_leaves_out_exemplar_questions(data, prompts, isolated_cache):
+    fake = FakeLM(favourite=3)
+    system = ex.prompting_system(fake_lazy(fake), prompts, ex.PromptSetting(5, "vanilla"), data)
+    # batch 0 (splits 1, 3, 5) holds train_1, 17, 35, 48, 61; batch 1 (splits 2, 4) train_17 ... train_90
+    assert system.info["excluded mains"] == 1 + 1 + 2 + 2 + 2
+    assert [ev.split for ev in system.evals] == [1, 2, 5]  # splits 3 and 4 lose every main question
+    assert all(p == 3 for ev in system.evals for p in [*ev.main_pred.values(), *ev.sub_pred.values()])
+    assert "train_1" not in system.evals[0].main_pred and "train_90_sub1" in system.evals[0].sub_pred
+    kept = ex.prompting_system(fake_lazy(FakeLM()), prompts, ex.PromptSetting(5, "vanilla"), data,
+                               exclude_exemplar_items=False)
+    assert kept.info["excluded mains"] == 0 and len(kept.evals) == 5
+    subq = ex.prompting_system(fake_lazy(FakeLM()), prompts, ex.PromptSetting(5, "subq"), data)
+    assert subq.info["none exemplar by split"] == {1: False, 2: True, 3: False, 4: True, 5: False}
+
+
+def test_lm_predictions_are_cached(data, prompts, isolated_cache):
+    fake = FakeLM(favourite=0)
+    first = ex.prompting_system(fake_lazy(fake), prompts, ex.PromptSetting(0), data)
+    calls = fake.calls
+    again = ex.prompting_system(fake_lazy(fake), prompts, ex.PromptSetting(0), data)
+    assert fake.calls == calls and [e.sub_pred for e in first.evals] == [e.sub_pred for e in again.evals]
+    # zero-shot: a main question in two splits has the same prompt, asked once
+    assert calls == 1
+
+
+def test_option_and_generated_scoring(data, prompts, isolated_cache):
+    option = ex.prompting_system(fake_lazy(FakeLM()), prompts, ex.PromptSetting(0, "vanilla", "option"), data)
+    preds = {s: p for ev in option.evals for s, p in ev.sub_pred.items()}
+    assert preds["train_17_sub3"] == 3 and preds["train_1_sub1"] == 0  # None wins where offered, else first
+    gen = ex.prompting_system(fake_lazy(FakeLM()), prompts, ex.PromptSetting(0, ex.ZERO_SHOT_COT, "generate"), data)
+    assert gen.info["unparsed answers"] == 0
+    assert all(p == 1 for ev in gen.evals for p in ev.sub_pred.values())
+
+
+def test_alignment_items(data):
+    items = ex.alignment_items(data)
+    assert len(items) == len(data.subs)
+    it = items[0]
+    assert "Answer option: Tweety sings at dawn." in it.question and it.label == data.subs[0].label
+    frame = ex.lm_alignment(fake_lazy(FakeLM(favourite=1)), load_prompts(GOOD), data)
+    assert frame["right"].sum() == sum(s.label == 1 for s in data.subs)
+
+
+def test_encoder_head_on_tiny_model(data, isolated_cache, monkeypatch):
+    rt = runtime.setup(threads=1)
+    # a stand-in "ReClor train": the RULE main questions plus four other questions
+    extra = [MCItem(f"train_{900 + i}", f"Context {i} about apples.", "Which is right?",
+                    ("apples", "pears", "plums", "figs"), i % 4) for i in range(4)]
+    reclor_train = [*data.mains, *extra]
+    assert [it.id for it in ex.reclor_training_items(reclor_train, data)] == [it.id for it in extra]
+    setup = ex.EncoderSetup("head", MCConfig(model="tiny-bert", max_length=64, seed=0), head_epochs=3)
+    first = ex.encoder_system("tiny", setup, reclor_train, data, data, rt, alignment=data)
+    assert first.info["train questions"] == 4
+    assert len(first.evals[0].main_pred) == 6 and len(first.evals[0].sub_pred) == 14
+    assert len(first.info["alignment"]) == 14
+    monkeypatch.setenv("RCSTUDY_REFRESH", "1")  # recompute: the same seed gives the same predictions
+    again = ex.encoder_system("tiny", setup, reclor_train, data, data, rt)
+    assert again.evals[0] == first.evals[0]
+    with pytest.raises(ValueError, match="encoder mode"):
+        ex.encoder_system("x", ex.EncoderSetup("lora", setup.cfg), reclor_train, data, data, rt)
+
+
+def test_sample_mains_is_nested(data):
+    small, large = ex.sample_mains(data, 2, 0), ex.sample_mains(data, 4, 0)
+    assert {m.id for m in small.mains} <= {m.id for m in large.mains}
+    assert ex.sample_mains(data, None, 0) is data
+    assert all(s.meta["main_id"] in {m.id for m in small.mains} for s in small.subs)
+
+
+def test_easy_hard(data, tmp_path):
+    assert ex.load_easy_hard(tmp_path / "missing.csv") is None
+    path = tmp_path / "reclor_easy_hard.csv"
+    pd.DataFrame({"id_string": ["train_1", "train_17", "train_35", "train_48", "val_3"],
+                  "split": ["train"] * 4 + ["val"], "subset": ["HARD", "EASY", "HARD", "EASY", "EASY"]}).to_csv(path)
+    labels = ex.load_easy_hard(path)
+    assert labels["train_1"] == "HARD" and len(labels) == 5
+    # a system right on every HARD question's subquestions and wrong on the EASY ones
+    truth = {s.id: (s.label if labels.get(s.meta["main_id"]) == "HARD" else (s.label + 1) % 4) for s in data.subs}
+    system = ex.System("oracle on HARD", "x", [ex.Evaluation(None, {m.id: m.label for m in data.mains}, truth)], data)
+    table = ex.easy_hard_table({"s": system}, labels)
+    row = table.loc["s"]
+    assert (row["EASY mains"], row["HARD mains"]) == (2, 2)
+    assert row["MainQ-wise SubQ HARD"] == 100 and row["MainQ-wise SubQ EASY"] == 0
+    assert row["SubQ: HARD − EASY"].estimate == 100
+    pd.DataFrame({"id": ["train_1"], "label": ["HARD"]}).to_csv(path)
+    with pytest.raises(ValueError, match="id_string"):
+        ex.load_easy_hard(path)
+
+
+def test_tables(data, prompts):
+    assert ex.split_table(data)["subquestions"].sum() == 14
+    neg = ex.negation_table(data)
+    assert neg.loc["eliminative", "with a negation"] == 8
+    lengths = ex.length_table(data, {"words": ex.whitespace_tokens})
+    assert lengths.loc[("main question", "option"), "words"] == pytest.approx(
+        np.mean([len(o.split()) for m in data.mains for o in m.options]))
+    table = ex.prompt_table(prompts, data)
+    assert table.loc[(5, "subq", 1), "None-answer exemplar"]
+    counts = ex.by_subquestion_count(ex.position_baseline(data, 0))
+    assert counts["main questions"].sum() == 6
+    positions = ex.position_table({"last": ex.position_baseline(data, 3)}, data)
+    assert positions.loc["last", "Option3"] == 100 and positions.loc["last"].sum() == pytest.approx(100)
+    assert positions.loc["gold answers", "Option3"] == pytest.approx(100 * 4 / 20)  # 4 of the 14 subquestions
