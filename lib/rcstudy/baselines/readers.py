@@ -14,6 +14,7 @@
   Bi-LSTM + max-pool over sentences) into one score per option.
 
 Words are embedded in 100 dimensions, randomly initialised unless a GloVe text file is given.
+The readers run on any device (a GPU in the full profile); the loss is computed on the CPU.
 Training reuses :func:`rcstudy.models.scratch.train_mc_module` one epoch at a time and keeps
 the epoch with the best development accuracy (early stopping); the optimiser restarts each epoch.
 """
@@ -21,7 +22,7 @@ the epoch with the best development accuracy (early stopping); the optimiser res
 from __future__ import annotations
 
 import copy
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -62,6 +63,7 @@ class ReaderInputs:
     max_option: int = 60
     max_sentences: int = 15
     max_sentence_len: int = 60
+    device: str = "cpu"  # where the tensors go (the module's device)
 
     def ids(self, tokens: Sequence[str], limit: int) -> list[int]:
         return ([self.vocab.stoi.get(t, 1) for t in tokens] or [1])[:limit]
@@ -82,11 +84,12 @@ class ReaderInputs:
         for i, doc in enumerate(sents):  # padded sentences are masked out entirely
             sentences_mask[i * n_s + len(doc):(i + 1) * n_s] = False
         B = len(items)
-        return {
+        batch = {
             "passage": passage, "passage_mask": passage_mask, "question": question, "question_mask": question_mask,
             "options": options.view(B, n_opt, -1), "options_mask": options_mask.view(B, n_opt, -1),
             "sentences": sentences.view(B, n_s, -1), "sentences_mask": sentences_mask.view(B, n_s, -1),
         }
+        return {k: v.to(self.device) for k, v in batch.items()}
 
 
 # --- building blocks -----------------------------------------------------------------------
@@ -214,6 +217,18 @@ class CoMatchingNetwork(_Reader):
         return self.w(self.drop(masked_max(ht, sent_mask, dim=1))).view(B, O)
 
 
+class LogitsOnCPU(nn.Module):
+    """Runs a reader on its device and hands the logits back on the CPU, where
+    :func:`~rcstudy.models.scratch.train_mc_module` computes the loss."""
+
+    def __init__(self, reader: nn.Module):
+        super().__init__()
+        self.reader = reader
+
+    def forward(self, **batch) -> torch.Tensor:
+        return self.reader(**batch).float().cpu()
+
+
 READERS = {
     "sar": ("Stanford Attentive Reader", AttentiveReader),
     "ga": ("Gated-Attention Reader", GatedAttentionReader),
@@ -253,7 +268,6 @@ class ReaderRun:
     losses: list[float]  # training loss of every step
     best_epoch: int  # 1-based
     vocab_size: int
-    extra: dict = field(default_factory=dict)
 
 
 def load_glove(path: str | Path, vocab: Vocab, dim: int, seed: int = 0) -> np.ndarray:
@@ -269,21 +283,21 @@ def load_glove(path: str | Path, vocab: Vocab, dim: int, seed: int = 0) -> np.nd
     return mat
 
 
-def build_reader(cfg: ReaderConfig, train_items: Sequence[MCItem]) -> tuple[nn.Module, ReaderInputs]:
+def build_reader(cfg: ReaderConfig, train_items: Sequence[MCItem], device: str = "cpu") -> tuple[nn.Module, ReaderInputs]:
     texts = [t for it in train_items for t in (it.context, it.question, *it.options)]
     vocab = Vocab.build(texts, min_freq=cfg.min_freq)
     seed_everything(cfg.seed)
     embeddings = load_glove(cfg.glove_path, vocab, cfg.emb_dim, cfg.seed) if cfg.glove_path else None
-    module = READERS[cfg.model][1](len(vocab), cfg.emb_dim, cfg.hidden, cfg.dropout, embeddings)
+    module = READERS[cfg.model][1](len(vocab), cfg.emb_dim, cfg.hidden, cfg.dropout, embeddings).to(device)
     inputs = ReaderInputs(vocab, cfg.max_passage, cfg.max_question, cfg.max_option, cfg.max_sentences,
-                          cfg.max_sentence_len)
-    return module, inputs
+                          cfg.max_sentence_len, device)
+    return LogitsOnCPU(module), inputs
 
 
 def train_reader(cfg: ReaderConfig, train_items: Sequence[MCItem], dev_items: Sequence[MCItem],
-                 eval_sets: dict[str, Sequence[MCItem]]) -> ReaderRun:
+                 eval_sets: dict[str, Sequence[MCItem]], device: str = "cpu") -> ReaderRun:
     """Train with early stopping on ``dev_items``; logits of the best epoch on every evaluation set."""
-    module, inputs = build_reader(cfg, train_items)
+    module, inputs = build_reader(cfg, train_items, device)
     dev_labels = np.array([it.label for it in dev_items])
     best, best_state, curve, losses = -1.0, None, [], []
     for epoch in range(cfg.epochs):
@@ -299,9 +313,9 @@ def train_reader(cfg: ReaderConfig, train_items: Sequence[MCItem], dev_items: Se
 
 
 def train_reader_cached(cfg: ReaderConfig, train_items: Sequence[MCItem], dev_items: Sequence[MCItem],
-                        eval_sets: dict[str, Sequence[MCItem]]) -> ReaderRun:
-    """:func:`train_reader`, cached on disk per configuration and items."""
+                        eval_sets: dict[str, Sequence[MCItem]], device: str = "cpu") -> ReaderRun:
+    """:func:`train_reader`, cached on disk per configuration and items (not per device)."""
     params = {"cfg": asdict(cfg), "train": items_fingerprint(train_items), "dev": items_fingerprint(dev_items),
               "eval": {k: items_fingerprint(v) for k, v in eval_sets.items()}}
-    return cached("logiqa_readers", params, lambda: train_reader(cfg, train_items, dev_items, eval_sets))
+    return cached("logiqa_readers", params, lambda: train_reader(cfg, train_items, dev_items, eval_sets, device))
 

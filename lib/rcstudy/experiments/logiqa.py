@@ -267,7 +267,7 @@ def majority_system(data: LogiQAData) -> Predictions:
 
 
 def reader_systems(data: LogiQAData, names: Sequence[str], seeds: Sequence[int], *, n_train: int | None,
-                   sample_seed: int = 0, **cfg_kwargs) -> list[Predictions]:
+                   sample_seed: int = 0, device: str = "cpu", **cfg_kwargs) -> list[Predictions]:
     """The from-scratch readers, trained on (a subsample of) the training set, early-stopped on
     English Eval, evaluated on English Eval and Test."""
     train = [data.train.items[i] for i in subsample(data.train.items, n_train, sample_seed)]
@@ -275,7 +275,7 @@ def reader_systems(data: LogiQAData, names: Sequence[str], seeds: Sequence[int],
     out = []
     for name in names:
         runs = [train_reader_cached(ReaderConfig(model=name, seed=s, **cfg_kwargs), train, dev,
-                                    {"en-eval": dev, "en-test": test}) for s in seeds]
+                                    {"en-eval": dev, "en-test": test}, device) for s in seeds]
         preds = {k: np.stack([r.logits[k].argmax(1) for r in runs]) for k in ("en-eval", "en-test")}
         out.append(Predictions(READERS[name][0], "Deep learning (re-impl.)", f"{len(train)} training questions",
                                preds, {"dev_curves": [r.dev_accuracy for r in runs],
