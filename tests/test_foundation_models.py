@@ -120,3 +120,12 @@ def test_options_sharing_a_context_score_as_if_alone(rt):
     alone = [lm.loglik([context], [o], batch_size=1)[0] for o in options] + \
         [lm.loglik(["Other context:"], [" x y z"])[0]]
     np.testing.assert_allclose(together, alone, atol=1e-4)
+
+
+def test_finetune_can_continue_from_a_trained_model(rt):
+    items = _toy_items()
+    cfg = MCConfig(model="tiny-bert", fields="QA", epochs=8, lr=3e-3, batch_size=8, warmup=0.0, seed=3)
+    first = finetune(items, cfg, rt)
+    more = finetune(items, MCConfig(**{**cfg.__dict__, "epochs": 1}), rt, init=first.model)
+    assert more.model is first.model
+    assert more.losses[0] < 0.5 * first.losses[0]

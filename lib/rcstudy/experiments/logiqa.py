@@ -19,7 +19,6 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-import torch
 
 from ..baselines import lexical
 from ..baselines.readers import READERS, ReaderConfig, train_reader_cached
@@ -27,8 +26,6 @@ from ..cache import atomic_write_bytes, cached, file_checksum
 from ..data import logiqa as lq
 from ..data.records import MCItem
 from ..models import mc
-from ..models.loading import load_multiple_choice, load_tokenizer
-from ..models.scratch import predict_mc_module, train_mc_module
 from ..runtime import Runtime
 from ..settings import exports_dir
 from ..stats import Interval, MeanSD, bootstrap_ci, mean_sd
@@ -372,38 +369,21 @@ def ablation_systems(data: LogiQAData, setup: PLMSetup, main: Predictions, ablat
     return out
 
 
-class EncoderMC(torch.nn.Module):
-    """A multiple-choice encoder as a module of :func:`rcstudy.models.scratch.train_mc_module`:
-    ``module(**batch)`` → (batch, options) logits on the CPU, the model on ``rt.device``."""
-
-    def __init__(self, model: torch.nn.Module, rt: Runtime):
-        super().__init__()
-        self.model, self.rt = model, rt
-
-    def forward(self, **batch) -> torch.Tensor:
-        return mc._forward(self.model, batch, self.rt).cpu()
-
-
 def sequential_finetune_predict(stages: Sequence[Sequence[MCItem]], eval_sets: dict[str, Sequence[MCItem]],
                                 cfg: mc.MCConfig, rt: Runtime) -> dict[str, np.ndarray]:
-    """Fine-tune one encoder on each stage's items in turn (source, then target), then score the
-    evaluation sets; cached. Every stage: Adam at ``cfg.lr``, ``cfg.epochs`` epochs, gradient
-    clipping, no warm-up (the loop of :func:`~rcstudy.models.scratch.train_mc_module`)."""
+    """Fine-tune one encoder on each stage's items in turn (source, then target) with the engine's
+    recipe, then score the evaluation sets; cached. The first stage's model comes from the shared
+    model cache, so a LogiQA-only row reuses the Table 3 model."""
     def compute() -> dict[str, np.ndarray]:
-        tok = load_tokenizer(cfg.model)
-        module = EncoderMC(load_multiple_choice(cfg.model, seed=cfg.seed).to(rt.device), rt)
-
-        def batches(chunk: list[MCItem]) -> dict:
-            return mc.collate([mc.encode_item(tok, it, cfg.fields, cfg.max_length) for it in chunk], tok.pad_token_id)
-
-        losses = []
-        for k, items in enumerate(stages):
-            losses.append(train_mc_module(module, batches, items, epochs=max(1, int(cfg.epochs)), lr=cfg.lr,
-                                          batch_size=cfg.batch_size, seed=cfg.seed * 100 + k))
-        out = {name: predict_mc_module(module, batches, items, cfg.eval_batch_size) for name, items in eval_sets.items()}
+        trained = mc.finetune_cached(stages[0], cfg, rt)
+        losses = [trained.losses]
+        for items in stages[1:]:
+            trained = mc.finetune(items, cfg, rt, init=trained.model)
+            losses.append(trained.losses)
+        out = {name: mc.predict(trained, items, rt) for name, items in eval_sets.items()}
         return {**out, "losses": losses}
 
-    params = {"cfg": asdict(cfg), "stages": [mc.items_fingerprint(s) for s in stages],
+    params = {"cfg": asdict(cfg), "recipe": "engine", "stages": [mc.items_fingerprint(s) for s in stages],
               "eval": {k: mc.items_fingerprint(v) for k, v in eval_sets.items()}}
     return cached("logiqa_transfer", params, compute)
 

@@ -152,8 +152,12 @@ class TrainedMC:
     losses: list[float] = field(default_factory=list)
 
 
-def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime) -> TrainedMC:
-    """Fine-tune ``cfg.model`` with a multiple-choice head on ``train_items`` (AdamW, linear warm-up)."""
+def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init: nn.Module | None = None) -> TrainedMC:
+    """Fine-tune ``cfg.model`` with a multiple-choice head on ``train_items`` (AdamW, linear warm-up).
+
+    ``init`` continues from an already fine-tuned model (sequential transfer) instead of the
+    pretrained weights; it is trained in place.
+    """
     from transformers import get_linear_schedule_with_warmup
 
     train_items = [it for it in train_items if it.label is not None]
@@ -161,7 +165,7 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime) -> Train
         raise ValueError("finetune needs labelled items")
     seed_everything(cfg.seed)
     tokenizer = load_tokenizer(cfg.model)
-    model = load_multiple_choice(cfg.model, seed=cfg.seed).to(rt.device)
+    model = (init if init is not None else load_multiple_choice(cfg.model, seed=cfg.seed)).to(rt.device)
     encoded = [encode_item(tokenizer, it, cfg.fields, cfg.max_length) for it in train_items]
     lengths = [max(len(o["input_ids"]) for o in e) for e in encoded]
     labels = torch.tensor([it.label for it in train_items])
