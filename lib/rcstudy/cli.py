@@ -40,8 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     root = (args.root or run.book_root()).resolve()
     run.prepare_book_root(root)
     if not (args.command == "build" and args.no_run):
-        chapters = args.chapters or [c for c in run.toc_chapters() if (run.CHAPTERS_DIR / f"{c}.md").exists()]
-        unknown = [c for c in chapters if c not in run.toc_chapters()]
+        in_book = run.toc_chapters()
+        chapters = args.chapters or [c for c in in_book if (run.CHAPTERS_DIR / f"{c}.md").exists()]
+        unknown = [c for c in chapters if c not in in_book]
         if unknown:
             parser.error(f"unknown chapter(s) {', '.join(unknown)}; see `rcstudy chapters`")
         try:

@@ -275,10 +275,10 @@ def frozen_features(model_name: str, items: Sequence[MCItem], fields: str, rt: R
     def compute() -> np.ndarray:
         from transformers import AutoModel
 
-        from .registry import resolve
+        from .registry import TINY_MODELS, resolve
 
         tok = load_tokenizer(model_name)
-        if model_name.startswith("tiny-"):
+        if model_name in TINY_MODELS:
             encoder = load_multiple_choice(model_name).base_model
         else:
             encoder = AutoModel.from_pretrained(resolve(model_name))
