@@ -20,6 +20,7 @@ import yaml
 from browser.check import check_site, find_chromium, site_pages
 
 from rcstudy import run
+from rcstudy.sphinxext import binder_source_url
 
 ROOT = run.PROJECT_ROOT
 SCREENSHOTS = ROOT / "_build" / "screenshots"
@@ -97,17 +98,31 @@ def test_every_page_of_the_smoke_book_in_chromium(smoke_book, chromium):
     assert all(path.stat().st_size > 10_000 for path in shots.values())  # a rendered page, not a blank
 
 
+def test_binder_opens_the_source_in_an_environment_that_installs_the_project():
+    url = "https://mybinder.org/v2/gh/org/repo/main?urlpath=lab/tree/book/reclor.ipynb"
+    assert binder_source_url(url, "book/reclor") == "https://mybinder.org/v2/gh/org/repo/main?urlpath=lab/tree/chapters/reclor.md"
+    requirements = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+    included = [line.split()[1] for line in requirements if line.startswith("-r ")]
+    assert included and all((ROOT / "binder" / path).resolve().is_file() for path in included)
+    post_build = ROOT / "binder" / "postBuild"
+    assert os.access(post_build, os.X_OK)
+    assert "requirements-models.txt" in post_build.read_text() and "set-default-viewer" in post_build.read_text()
+
+
 @pytest.mark.slow
 def test_chapter_pages_offer_their_notebook_and_launch_buttons(smoke_book):
-    """Each chapter page links its executed notebook (checked to exist by the browser test) and
-    opens it on Binder and Colab from the repository named in _config.yml."""
+    """Each chapter page links its executed notebook (checked to exist by the browser test), and its
+    Binder button opens the chapter's MyST source, which the repository holds, from the repository
+    and branch named in _config.yml."""
     repository = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
     slug, branch = urlsplit(repository["url"]).path.strip("/"), repository["branch"]
     html = smoke_book / "_build" / "html"
     for notebook in sorted((smoke_book / "book").glob("*.ipynb")):
         page = (html / "book" / f"{notebook.stem}.html").read_text()
         assert f'href="../_sources/book/{notebook.name}"' in page, notebook.stem
-        assert f"mybinder.org/v2/gh/{slug}/{branch}?urlpath=lab/tree/book/{notebook.name}" in page, notebook.stem
-        assert f"colab.research.google.com/github/{slug}/blob/{branch}/book/{notebook.name}" in page, notebook.stem
+        source = f"chapters/{notebook.stem}.md"
+        assert (ROOT / source).is_file()
+        assert f"mybinder.org/v2/gh/{slug}/{branch}?urlpath=lab/tree/{source}" in page, notebook.stem
+        assert "urlpath=lab/tree/book/" not in page  # the built notebooks are not in the repository
     teaching = (html / "book" / "teaching.html").read_text()
     assert 'download="teaching_plan.csv"' in teaching
