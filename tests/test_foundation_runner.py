@@ -98,3 +98,14 @@ def test_environment_pins_match():
             line = line.split("#")[0].strip()
             if line:
                 assert "==" in line, f"{name}: {line} is not pinned"
+
+
+def test_timings_keep_the_latest_and_the_latest_cold_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("RCSTUDY_CACHE", str(tmp_path / "cache"))
+    assert run.cache_is_empty()
+    run.record_timing(run.ChapterResult("demo", True, 600.04), "quick", tmp_path, cold=True)
+    run.record_timing(run.ChapterResult("demo", True, 3.0), "quick", tmp_path, cold=False)
+    run.record_timing(run.ChapterResult("demo", False, 1.0), "quick", tmp_path, cold=True)  # failures are not times
+    assert run.read_timings(tmp_path) == {"quick": {"demo": {"latest": 3.0, "cold": 600.0}}}
+    (tmp_path / "cache" / "results" / "some-result").mkdir(parents=True)
+    assert not run.cache_is_empty()

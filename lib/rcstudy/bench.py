@@ -453,10 +453,11 @@ def timed_process(cmd: list[str], *, log: Path, **kwargs) -> dict:
             "peak_rss_mb": usage.ru_maxrss / 1024}
 
 
-def recorded_timings(profile: str, root: Path | None = None) -> dict[str, float]:
-    """The per-chapter wall times the runner last recorded for ``profile`` (``book/timings.json``)."""
-    path = (root or book_root()) / "book" / "timings.json"
-    return json.loads(path.read_text()).get(profile, {}) if path.is_file() else {}
+def recorded_timings(profile: str, root: Path | None = None, kind: str = "cold") -> dict[str, float]:
+    """The per-chapter wall times (``kind`` cold or latest) the runner recorded for ``profile``."""
+    from .run import read_timings
+
+    return {chapter: t[kind] for chapter, t in read_timings(root).get(profile, {}).items() if kind in t}
 
 
 def _timed_build(profile: str, root: Path, env: dict) -> dict:
@@ -466,7 +467,7 @@ def _timed_build(profile: str, root: Path, env: dict) -> dict:
     if result["returncode"] != 0:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
         raise RuntimeError(f"`rcstudy build --profile {profile}` failed (exit {result['returncode']}):\n{tail}")
-    return {**result, "chapters": recorded_timings(profile, root)}
+    return {**result, "chapters": recorded_timings(profile, root, kind="latest")}
 
 
 def stage_book(cfg: BenchConfig) -> dict:
@@ -475,8 +476,8 @@ def stage_book(cfg: BenchConfig) -> dict:
     recorded = recorded_timings(profile)
     if not cfg.book_cold and not recorded:
         raise RuntimeError(
-            f"no {profile}-profile timings in {book_root() / 'book' / 'timings.json'}: build the book once "
-            f"(`make book PROFILE={profile}`) so that the cold time is recorded and the cache is warm, "
+            f"no cold {profile}-profile timings in {book_root() / 'book' / 'timings.json'}: build the book "
+            f"once from an empty cache (`make book PROFILE={profile}`) so that the cold time is recorded, "
             f"or pass --set book_cold=true to measure a cold build here (about an hour on 2 cores)")
     with tempfile.TemporaryDirectory(prefix="rcstudy-bench-book-") as tmp:
         env = dict(os.environ)

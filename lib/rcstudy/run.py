@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from .cache import atomic_write_bytes
-from .settings import PROJECT_ROOT, book_root, hf_home
+from .settings import PROJECT_ROOT, book_root, cache_dir, hf_home, refresh_requested
 
 CHAPTERS_DIR = PROJECT_ROOT / "chapters"
 PARAMS_DIR = CHAPTERS_DIR / "params"
@@ -144,14 +144,41 @@ def collapse_parameter_cells(path: Path) -> None:
     nbformat.write(nb, path)
 
 
-def record_timings(results: list[ChapterResult], profile: str, root: Path) -> None:
-    """Keep the latest wall time of each chapter per profile (shown in the book)."""
-    path = root / "book" / "timings.json"
+def timings_path(root: Path | None = None) -> Path:
+    return (root or book_root()) / "book" / "timings.json"
+
+
+def read_timings(root: Path | None = None) -> dict:
+    """``{profile: {chapter: {"latest": seconds, "cold": seconds}}}`` as the runner recorded them."""
+    path = timings_path(root)
     timings = json.loads(path.read_text()) if path.exists() else {}
-    for r in results:
-        if r.ok:
-            timings.setdefault(profile, {})[r.chapter] = round(r.seconds, 1)
-    atomic_write_bytes(path, json.dumps(timings, indent=1, sort_keys=True).encode())
+    for chapters in timings.values():  # books built before cold runs were told apart hold bare seconds
+        for chapter, entry in chapters.items():
+            if not isinstance(entry, dict):
+                chapters[chapter] = {"latest": entry}
+    return timings
+
+
+def cache_is_empty() -> bool:
+    results = cache_dir() / "results"
+    return not results.is_dir() or not any(results.iterdir())
+
+
+def record_timing(result: ChapterResult, profile: str, root: Path, *, cold: bool) -> None:
+    """Keep a chapter's latest wall time per profile, and its latest cold one (shown in the book).
+
+    A run is cold when the run of chapters it belongs to started from an empty cache or with
+    ``--refresh``: the chapter computed everything it shows, except what earlier chapters of the
+    same run computed for it (RULE reuses ReClor's models, as a book build does).
+    """
+    if not result.ok:
+        return
+    timings = read_timings(root)
+    entry = timings.setdefault(profile, {}).setdefault(result.chapter, {})
+    entry["latest"] = round(result.seconds, 1)
+    if cold:
+        entry["cold"] = entry["latest"]
+    atomic_write_bytes(timings_path(root), json.dumps(timings, indent=1, sort_keys=True).encode())
 
 
 def run_chapters(chapters: list[str], profile: str, overrides: dict | None = None, *,
@@ -159,14 +186,15 @@ def run_chapters(chapters: list[str], profile: str, overrides: dict | None = Non
     root = root or book_root()
     configure_environment(profile, online=online, refresh=refresh)
     os.environ["RCSTUDY_BOOK_ROOT"] = str(root)
+    cold = refresh_requested() or cache_is_empty()
     results = []
     for chapter in chapters:
-        print(f"▶ {chapter} ({profile})", file=sys.stderr, flush=True)
+        print(f"▶ {chapter} ({profile}{', cold' if cold else ''})", file=sys.stderr, flush=True)
         result = execute_chapter(chapter, profile, overrides, root=root)
         status = "ok" if result.ok else "FAILED"
         print(f"  {status} in {result.seconds:.0f} s {result.message}", file=sys.stderr, flush=True)
         results.append(result)
-        record_timings([result], profile, root)  # at once: later pages (teaching) show this run's times
+        record_timing(result, profile, root, cold=cold)  # at once: later pages (teaching) show it
     return results
 
 
