@@ -52,15 +52,26 @@ def _toy_items(n=48):
     return items
 
 
-def test_finetune_loss_falls_and_is_reproducible(rt):
+@pytest.mark.parametrize("model", ["tiny-bert", "tiny-llama"])  # an encoder, and a decoder-only model
+def test_finetune_loss_falls_and_is_reproducible(rt, model):
     items = _toy_items()
-    cfg = MCConfig(model="tiny-bert", fields="QA", epochs=8, lr=3e-3, batch_size=8, warmup=0.0, seed=3)
+    cfg = MCConfig(model=model, fields="QA", epochs=8, lr=3e-3, batch_size=8, warmup=0.0, seed=3)
     a = finetune(items, cfg, rt)
     assert np.mean(a.losses[-4:]) < 0.5 * np.mean(a.losses[:4])
     b = finetune(items, cfg, rt)
     np.testing.assert_allclose(predict(a, items, rt), predict(b, items, rt), rtol=1e-5, atol=1e-5)
     c = finetune(items, MCConfig(**{**cfg.__dict__, "seed": 4}), rt)
     assert not np.allclose(predict(a, items, rt), predict(c, items, rt))
+
+
+def test_decoder_scores_each_option_by_its_last_token_whatever_the_padding(rt):
+    trained = finetune(_toy_items(8), MCConfig(model="tiny-llama", fields="QA", epochs=1, seed=1), rt)
+    assert type(trained.model).__name__ == "DecoderForMultipleChoice"
+    short = MCItem("s", "", "which?", ("yes", "no"), 0)
+    long = MCItem("l", "", "which of these many words is the right answer?", ("yes it is", "no"), 1)
+    alone = predict(trained, [short], rt)[0]
+    padded = predict(trained, [short, long], rt)[0]  # one batch: "short" is right-padded
+    np.testing.assert_allclose(alone, padded, rtol=1e-5, atol=1e-5)
 
 
 def test_predict_masks_missing_options(rt):

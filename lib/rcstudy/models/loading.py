@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import torch
+from torch import nn
 from transformers import (
     AutoConfig,
+    AutoModel,
     AutoModelForCausalLM,
     AutoModelForMultipleChoice,
     AutoTokenizer,
     BertConfig,
     LlamaConfig,
 )
+from transformers.modeling_outputs import MultipleChoiceModelOutput
+from transformers.models.auto.modeling_auto import MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES
 
 from transformers.utils import logging as hf_logging
 
@@ -61,12 +65,49 @@ def _load(auto_cls, name: str, seed: int = 0):
     return load_or_explain(lambda: auto_cls.from_pretrained(resolve(name)), name)
 
 
+class DecoderForMultipleChoice(nn.Module):
+    """A decoder-only model (GPT, GPT-2, Llama, ...) with a multiple-choice head.
+
+    Transformers has no multiple-choice class for these models. As the multiple-choice head of
+    GPT-2's double-heads model does with its classification token, each option sequence is scored
+    by a new linear layer on the hidden state of its last token, which in a causal model has seen
+    the whole sequence. Sequences are right-padded (:func:`rcstudy.models.mc.collate`).
+    """
+
+    def __init__(self, backbone: nn.Module):
+        super().__init__()
+        self.backbone = backbone
+        self.config = backbone.config
+        self.dropout = nn.Dropout(getattr(self.config, "summary_first_dropout", 0.1))
+        self.score = nn.Linear(self.config.hidden_size, 1)
+
+    @property
+    def base_model(self) -> nn.Module:
+        return self.backbone
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **_) -> MultipleChoiceModelOutput:
+        B, O, L = input_ids.shape
+        mask = attention_mask.view(B * O, L)
+        hidden = self.backbone(input_ids=input_ids.view(B * O, L), attention_mask=mask).last_hidden_state
+        last = hidden[torch.arange(B * O, device=hidden.device), mask.sum(-1) - 1]
+        return MultipleChoiceModelOutput(logits=self.score(self.dropout(last)).view(B, O))
+
+
 def load_multiple_choice(name: str, seed: int = 0):
-    """An encoder with a fresh multiple-choice head (``seed`` fixes the head's init)."""
-    if name in TINY_MODELS:
-        return _load(AutoModelForMultipleChoice, name, seed)
-    torch.manual_seed(seed)  # the classifier head is newly initialised
-    return _load(AutoModelForMultipleChoice, name)
+    """A pretrained model with a fresh multiple-choice head (``seed`` fixes the head's init).
+
+    Encoders get Transformers' multiple-choice class; decoder-only models, which have none, get
+    :class:`DecoderForMultipleChoice`.
+    """
+    config = model_config(name)
+    if config.model_type in MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES:
+        if name in TINY_MODELS:
+            return _load(AutoModelForMultipleChoice, name, seed)
+        torch.manual_seed(seed)  # the classifier head is newly initialised
+        return _load(AutoModelForMultipleChoice, name)
+    backbone = _load(AutoModel, name, seed)
+    torch.manual_seed(seed)
+    return DecoderForMultipleChoice(backbone)
 
 
 def load_causal_lm(name: str):
