@@ -140,3 +140,52 @@ def test_finetune_can_continue_from_a_trained_model(rt):
     more = finetune(items, MCConfig(**{**cfg.__dict__, "epochs": 1}), rt, init=first.model)
     assert more.model is first.model
     assert more.losses[0] < 0.5 * first.losses[0]
+
+
+@pytest.fixture(scope="module")
+def tiny_t5(rt):
+    """A 2-layer random T5 with MiniLM's tokenizer: the encoder-decoder engine's test model."""
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    from rcstudy.models.lm import Seq2SeqLM
+
+    tok = load_tokenizer("tiny-bert")
+    torch.manual_seed(0)
+    config = T5Config(vocab_size=len(tok), d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
+                      pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id,
+                      decoder_start_token_id=tok.pad_token_id)
+    return Seq2SeqLM("tiny-t5", T5ForConditionalGeneration(config).eval(), tok, rt)
+
+
+def test_seq2seq_loglik_equals_a_full_forward_and_ignores_batching(tiny_t5):
+    contexts = ["the cat sat on the", "a much longer context that needs padding in the batch", "the cat sat on the"]
+    conts = ["mat", "yes indeed", "floor of the house"]
+    scores, counts = tiny_t5.loglik(contexts, conts, batch_size=3, return_counts=True)
+    for ctx, cont, score, n in zip(contexts, conts, scores, counts):
+        src = torch.tensor([tiny_t5.tokenizer(ctx)["input_ids"]])
+        tgt = torch.tensor([tiny_t5._ids(cont)])
+        with torch.no_grad():
+            loss = tiny_t5.model(input_ids=src, labels=tgt).loss.item()
+        assert n == tgt.shape[1]
+        assert score == pytest.approx(-loss * n, abs=1e-3)
+    np.testing.assert_allclose(tiny_t5.loglik(contexts, conts, batch_size=1), scores, atol=1e-4)
+
+
+def test_seq2seq_next_token_choices_and_generation(tiny_t5):
+    prompts = ["is it true? answer:", "a longer question, is it false? answer:"]
+    lp = tiny_t5.next_token_logprobs(prompts, ["yes", "no"])
+    single = np.stack([tiny_t5.loglik(prompts, [c] * 2) for c in ("yes", "no")], axis=1)  # one-token answers
+    np.testing.assert_allclose(lp, single, atol=1e-4)
+    out = tiny_t5.generate(prompts, max_new_tokens=4)
+    assert len(out) == 2 and all(isinstance(t, str) and len(t.split()) <= 4 for t in out)
+
+
+def test_load_lm_picks_the_engine_from_the_config(rt, monkeypatch):
+    from types import SimpleNamespace
+
+    from rcstudy.models import lm
+
+    assert type(lm.load_lm("tiny-llama", rt)) is lm.CausalLM
+    monkeypatch.setattr(lm, "model_config", lambda name: SimpleNamespace(is_encoder_decoder=True))
+    monkeypatch.setattr(lm.Seq2SeqLM, "load", classmethod(lambda cls, name, rt, max_length: ("seq2seq", name)))
+    assert lm.load_lm("google/flan-t5-large", rt) == ("seq2seq", "google/flan-t5-large")

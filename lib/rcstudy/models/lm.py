@@ -1,11 +1,17 @@
-"""Causal-LM engine: continuation log-likelihoods, next-token choices and greedy generation.
+"""Language-model engine: continuation log-likelihoods, next-token choices and greedy generation.
 
-Scoring follows lm-evaluation-harness: context and continuation are tokenised separately (a
+:func:`load_lm` picks the engine a model needs: :class:`CausalLM` for decoder-only models
+(SmolLM2, Llama, Mistral, GPT-2) and :class:`Seq2SeqLM` for encoder-decoder ones (Flan-T5,
+UnifiedQA); both answer the same calls.
+
+Causal scoring follows lm-evaluation-harness: context and continuation are tokenised separately (a
 trailing space of the context moves to the continuation), the pair is truncated from the
 left, and the score is the summed log-probability of the continuation tokens. Batches are
 left-padded with explicit position ids. Pairs that share a context (the options of a question)
 run it once and reuse its key/value cache for every continuation, and logits are computed only
 where they are scored (``logits_to_keep``): no (batch × context × vocabulary) tensor is built.
+Encoder-decoder scoring, as lm-evaluation-harness does it too, feeds the context to the encoder
+and scores the continuation as the decoder's target; each distinct context is encoded once.
 """
 
 from __future__ import annotations
@@ -17,17 +23,49 @@ import numpy as np
 import torch
 
 from ..runtime import Runtime
-from .loading import load_causal_lm, load_tokenizer
+from .loading import load_causal_lm, load_seq2seq_lm, load_tokenizer, model_config
+
+
+def load_lm(name: str, rt: Runtime, max_length: int = 2048) -> "CausalLM | Seq2SeqLM":
+    """The scoring engine for ``name``: encoder-decoder models get :class:`Seq2SeqLM`."""
+    engine = Seq2SeqLM if getattr(model_config(name), "is_encoder_decoder", False) else CausalLM
+    return engine.load(name, rt, max_length)
 
 
 @dataclass
-class CausalLM:
+class _LanguageModel:
+    """What both engines share: the model, its tokenizer, batching and prompt helpers."""
+
     name: str
     model: torch.nn.Module
     tokenizer: object
     rt: Runtime
     max_length: int = 2048
 
+    def _ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    @staticmethod
+    def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])  # longest first: OOM shows at once
+        return [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
+
+    def _first_tokens(self, candidates: Sequence[str]) -> list[int]:
+        first = [self._ids(c)[0] for c in candidates]
+        if len(set(first)) != len(first):
+            raise ValueError(f"candidates {list(candidates)} share a first token; scoring would be ambiguous")
+        return first
+
+    def chat_prompt(self, user_text: str) -> str:
+        """``user_text`` wrapped in the model's chat template (unchanged if it has none)."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            return user_text
+        return self.tokenizer.apply_chat_template([{"role": "user", "content": user_text}], tokenize=False,
+                                                  add_generation_prompt=True)
+
+
+@dataclass
+class CausalLM(_LanguageModel):
     @classmethod
     def load(cls, name: str, rt: Runtime, max_length: int = 2048) -> "CausalLM":
         model = load_causal_lm(name).to(rt.device).eval()
@@ -35,8 +73,6 @@ class CausalLM:
         return cls(name, model, load_tokenizer(name), rt, min(max_length, limit))
 
     # --- tokenisation ------------------------------------------------------------------------
-    def _ids(self, text: str) -> list[int]:
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def _start_ids(self) -> list[int]:
         """What an empty context is conditioned on: BOS if the tokenizer has one, else EOS."""
@@ -64,11 +100,6 @@ class CausalLM:
             out = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=positions.to(dev),
                              logits_to_keep=keep)
         return torch.log_softmax(out.logits[:, -keep:].float(), dim=-1)
-
-    @staticmethod
-    def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])  # longest first: OOM shows at once
-        return [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
 
     def _left_padded(self, sequences: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
@@ -151,9 +182,7 @@ class CausalLM:
 
     def next_token_logprobs(self, prompts: Sequence[str], candidates: Sequence[str], batch_size: int = 8) -> np.ndarray:
         """(n_prompts, n_candidates) log-probabilities of each candidate's first token after the prompt."""
-        first = [self._ids(c)[0] for c in candidates]
-        if len(set(first)) != len(first):
-            raise ValueError(f"candidates {list(candidates)} share a first token; scoring would be ambiguous")
+        first = self._first_tokens(candidates)
         seqs = [self._ids(p)[-self.max_length:] or self._start_ids() for p in prompts]
         out = np.zeros((len(prompts), len(candidates)))
         for idx in self._batches([len(s) for s in seqs], batch_size):
@@ -182,9 +211,89 @@ class CausalLM:
                 texts[i] = text
         return texts
 
-    def chat_prompt(self, user_text: str) -> str:
-        """``user_text`` wrapped in the model's chat template (unchanged if it has none)."""
-        if not getattr(self.tokenizer, "chat_template", None):
-            return user_text
-        return self.tokenizer.apply_chat_template([{"role": "user", "content": user_text}], tokenize=False,
-                                                  add_generation_prompt=True)
+
+@dataclass
+class Seq2SeqLM(_LanguageModel):
+    """An encoder-decoder model: the context (prompt) is the encoder's input, the continuation the
+    decoder's target. Inputs longer than ``max_length`` keep their end, as the causal engine does."""
+
+    @classmethod
+    def load(cls, name: str, rt: Runtime, max_length: int = 2048) -> "Seq2SeqLM":
+        model = load_seq2seq_lm(name).to(rt.device)
+        return cls(name, model, load_tokenizer(name), rt, max_length)
+
+    def _source(self, text: str) -> list[int]:
+        ids = self.tokenizer(text)["input_ids"]  # with the tokenizer's special tokens (T5: closing </s>)
+        return ids[-self.max_length:]
+
+    def _encode(self, sources: list[list[int]]):
+        pad = self.tokenizer.pad_token_id
+        length = max(len(s) for s in sources)
+        ids = torch.full((len(sources), length), pad, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for i, s in enumerate(sources):
+            ids[i, :len(s)], mask[i, :len(s)] = torch.tensor(s), 1
+        dev = self.rt.device
+        with torch.inference_mode(), self.rt.autocast():
+            encoded = self.model.get_encoder()(input_ids=ids.to(dev), attention_mask=mask.to(dev))
+        return encoded, mask.to(dev)
+
+    def _target_logprobs(self, sources: list[list[int]], targets: list[list[int]], owner: list[int]) -> torch.Tensor:
+        """Log-softmax at each target position; target ``r`` is decoded from source ``owner[r]``."""
+        encoded, mask = self._encode(sources)
+        own = torch.tensor(owner, device=mask.device)
+        length = max(len(t) for t in targets)
+        labels = torch.full((len(targets), length), -100, dtype=torch.long)
+        for r, t in enumerate(targets):
+            labels[r, :len(t)] = torch.tensor(t)
+        with torch.inference_mode(), self.rt.autocast():
+            hidden = encoded.last_hidden_state[own]
+            logits = self.model(encoder_outputs=(hidden,), attention_mask=mask[own],
+                                labels=labels.to(mask.device)).logits
+        return torch.log_softmax(logits.float(), dim=-1).cpu()
+
+    def loglik(self, contexts: Sequence[str], continuations: Sequence[str], batch_size: int = 8,
+               return_counts: bool = False):
+        """Summed log p(continuation | context) per pair (and the continuation token counts)."""
+        if len(contexts) != len(continuations):
+            raise ValueError("contexts and continuations differ in length")
+        targets = [self._ids(c) for c in continuations]
+        counts = np.array([len(t) for t in targets])
+        scores = np.zeros(len(targets), dtype=np.float64)
+        rows = [i for i, t in enumerate(targets) if t]  # an empty continuation scores 0
+        for idx in self._batches([len(contexts[i]) for i in rows], batch_size):
+            idx = [rows[k] for k in idx]
+            distinct = list(dict.fromkeys(contexts[i] for i in idx))
+            owner = [distinct.index(contexts[i]) for i in idx]
+            logp = self._target_logprobs([self._source(c) for c in distinct], [targets[i] for i in idx], owner)
+            for r, i in enumerate(idx):
+                t = torch.tensor(targets[i])
+                scores[i] = logp[r, torch.arange(len(t)), t].sum().item()
+        return (scores, counts) if return_counts else scores
+
+    def next_token_logprobs(self, prompts: Sequence[str], candidates: Sequence[str], batch_size: int = 8) -> np.ndarray:
+        """(n_prompts, n_candidates) log-probabilities of each candidate's first token as the answer's first."""
+        first = self._first_tokens(candidates)
+        sources = [self._source(p) for p in prompts]
+        out = np.zeros((len(prompts), len(candidates)))
+        for idx in self._batches([len(s) for s in sources], batch_size):
+            logp = self._target_logprobs([sources[i] for i in idx], [[first[0]]] * len(idx), list(range(len(idx))))
+            out[idx] = logp[:, 0, first].numpy()
+        return out
+
+    def generate(self, prompts: Sequence[str], max_new_tokens: int, stop: Sequence[str] | None = None,
+                 batch_size: int = 4) -> list[str]:
+        """Greedy answers, cut at the first ``stop`` string."""
+        texts: list[str] = [""] * len(prompts)
+        sources = [self._source(p) for p in prompts]
+        for idx in self._batches([len(s) for s in sources], batch_size):
+            encoded, mask = self._encode([sources[i] for i in idx])
+            with torch.inference_mode(), self.rt.autocast():
+                out = self.model.generate(encoder_outputs=encoded, attention_mask=mask,
+                                          max_new_tokens=max_new_tokens, do_sample=False)
+            for row, i in enumerate(idx):
+                text = self.tokenizer.decode(out[row], skip_special_tokens=True)
+                for s in stop or ():
+                    text = text.split(s, 1)[0]
+                texts[i] = text
+        return texts

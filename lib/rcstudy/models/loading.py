@@ -9,6 +9,7 @@ from transformers import (
     AutoModel,
     AutoModelForCausalLM,
     AutoModelForMultipleChoice,
+    AutoModelForSeq2SeqLM,
     AutoTokenizer,
     BertConfig,
     LlamaConfig,
@@ -112,6 +113,13 @@ def load_multiple_choice(name: str, seed: int = 0):
 
 def load_causal_lm(name: str):
     model = _load(AutoModelForCausalLM, name)
+    model.eval()
+    return model
+
+
+def load_seq2seq_lm(name: str):
+    """A pretrained encoder-decoder LM (T5, Flan-T5, UnifiedQA, ...) by Hub name, in eval mode."""
+    model = _load(AutoModelForSeq2SeqLM, name)
     model.eval()
     return model
 
