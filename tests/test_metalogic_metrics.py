@@ -38,6 +38,13 @@ def test_prf_conventions():
     assert mm.prf(1, 2, 1) == (0.5, 1.0, pytest.approx(2 / 3))
 
 
+def test_selection_score_is_the_official_dev_criterion():
+    # the trivial prediction's dev scores (spec anchors): Overall 3.58, Step F1 49.61, Formula F1 55.83, Cert. Acc 79.38
+    scores = {"overall_all": 3.58, "step_f1": 49.61, "formula_f1": 55.83, "cert_acc": 79.38}
+    assert mm.selection_score(scores) == pytest.approx(0.0358 + 0.01 * 0.4961 * 0.5583 * 0.7938)
+    assert mm.selection_score({**scores, "overall_all": 0.0}) < mm.selection_score(scores)
+
+
 def test_hand_computed_sample(uranus, prediction):
     s = mm.score_sample(uranus, prediction).scores
     assert s["node_f1"] == 1.0 and s["node_all"] == 1.0  # {s1, s2, s3, s4} both sides

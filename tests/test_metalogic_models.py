@@ -94,6 +94,56 @@ def test_tiny_seq2seq_trains_and_repeats(splits, rt, isolated_cache):
     assert cached.losses == first.losses
 
 
+def test_decoder_only_examples_mask_the_source_out_of_the_loss():
+    tok = seq2seq.load_seq2seq("tiny-llama")[1]
+    source = "sent1:  v1: it rains .  sent2: v1: so it is wet . "
+    target = "$tree$ sent1 -> sent2;  $degree$ sent1: contingent"
+    ids, labels = seq2seq.causal_example(tok, source, target, max_src_len=64, max_tgt_len=64)
+    prompt = seq2seq.causal_prompt(tok, source, 64)
+    assert prompt == "sent1: v1: it rains . sent2: v1: so it is wet .\nOutput:"  # whitespace collapsed
+    n_prompt = len(tok(prompt, add_special_tokens=False)["input_ids"])
+    assert labels[:n_prompt] == [-100] * n_prompt  # no loss on the source
+    assert labels[n_prompt:] == ids[n_prompt:] and ids[-1] == tok.eos_token_id
+    assert tok.decode(ids[n_prompt:-1]) == " $tree$ sent1 -> sent2; $degree$ sent1: contingent"
+    short_ids, short_labels = seq2seq.causal_example(tok, source, target, max_src_len=3, max_tgt_len=2)
+    assert sum(x != -100 for x in short_labels) == 3  # two target tokens and EOS
+    assert tok.decode(short_ids).endswith("\nOutput:" + tok.decode(short_labels[-3:-1]) + tok.eos_token)
+
+
+def test_tiny_decoder_only_trains_and_repeats(splits, rt, isolated_cache):
+    src, tgt = ex.once_pairs(splits["train"])
+    cfg = replace(TINY, model="tiny-llama", max_steps=10, lr=3e-3)
+    first = seq2seq.train(src, tgt, cfg, rt)
+    assert sum(first.losses[-3:]) < sum(first.losses[:3])  # the loss falls
+    again = seq2seq.train(src, tgt, cfg, rt, resume=False)  # retrained from scratch, same seed
+    assert again.losses == pytest.approx(first.losses)
+    other = seq2seq.train(src, tgt, replace(cfg, seed=1), rt)
+    assert other.losses != pytest.approx(first.losses)  # the seed sets the batch order
+    out = seq2seq.generate(first, [ml.once_source(g) for g in splits["test"]], rt)
+    assert len(out) == 3 and all(isinstance(t, str) and "\n" not in t for t in out)
+
+
+def test_dev_selection_keeps_the_best_checkpoint(splits, rt, isolated_cache):
+    src, tgt = ex.once_pairs(splits["train"])
+    cfg = replace(TINY, model="tiny-llama", max_steps=6, evaluations=3, train_layers=1)
+    scores, seen = iter([0.5, 0.9, 0.1]), []
+
+    def select(candidate):
+        seen.append({k: v.clone() for k, v in candidate.model.state_dict().items()})
+        return next(scores)
+
+    kept = seq2seq.train(src, tgt, cfg, rt, select=select, select_key="three fixed scores")
+    assert kept.selection == [(2, 0.5), (4, 0.9), (6, 0.1)] and kept.best_step == 4
+    for name, value in kept.model.state_dict().items():
+        assert torch.equal(value, seen[1][name]), name
+    bottom, top = "model.layers.0.mlp.up_proj.weight", "model.layers.1.mlp.up_proj.weight"
+    assert torch.equal(seen[0][bottom], seen[1][bottom]) and not torch.equal(seen[0][top], seen[1][top])  # train_layers=1
+    plain = seq2seq.train(src, tgt, cfg, rt)  # no selection: the last weights, and the same training
+    assert plain.losses == pytest.approx(kept.losses) and plain.best_step is None
+    again = seq2seq.train(src, tgt, cfg, rt, select=select, select_key="three fixed scores")  # from the cache
+    assert again.best_step == 4 and again.selection == kept.selection
+
+
 def test_checkpoint_resume_equals_uninterrupted(splits, rt, tmp_path, monkeypatch):
     src, tgt = ex.once_pairs(splits["train"])
     cfg = replace(TINY, max_steps=5, checkpoint_every=2)

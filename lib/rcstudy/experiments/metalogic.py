@@ -197,26 +197,36 @@ METHOD_PAIRS: dict[str, Callable] = {"once": once_pairs, "multitask": multitask_
 
 
 def seq2seq_outputs(method: str, cfg, train: Sequence[Metagraph], evals: Mapping[str, Sequence[Metagraph]],
-                    rt: Runtime, *, input_format: str = "paper", stop_after_minutes: float | None = None
-                    ) -> dict[str, dict]:
-    """Raw generated text for each evaluation set, plus the training losses under ``"losses"``.
+                    rt: Runtime, *, input_format: str = "paper", stop_after_minutes: float | None = None,
+                    dev: Sequence[Metagraph] = ()) -> dict[str, dict]:
+    """Raw generated text for each evaluation set, plus the training losses under ``"losses"``
+    and the dev selection scores ``[(step, score), ...]`` under ``"selection"``.
 
     Once: ``{graph id: text}``. Multitask: ``{graph id: {"tree": text, "formulae": {sid: text},
-    "degree": {sid: text}}}``. Training is shared by every evaluation set and cached with its
-    checkpoint; outputs are cached per set.
+    "degree": {sid: text}}}``. With ``dev`` passages and ``cfg.evaluations``, the checkpoint with
+    the best official selection score on them is kept (else the last). Training is shared by
+    every evaluation set and cached with its checkpoint; outputs are cached per set.
     """
     from ..models import seq2seq
 
     sources, targets = METHOD_PAIRS[method](train)
     trained = None
+    selecting = bool(dev) and bool(cfg.evaluations)
+    select_key = ids_key(dev) + input_format if selecting else ""
+
+    def dev_score(candidate) -> float:
+        return mm.selection_score(mm.evaluate(dev, parse_outputs(method, _decode(method, candidate, dev, input_format,
+                                                                                  rt))))
 
     def model():
         nonlocal trained
         if trained is None:
-            trained = seq2seq.train(sources, targets, cfg, rt, stop_after_minutes=stop_after_minutes)
+            trained = seq2seq.train(sources, targets, cfg, rt, stop_after_minutes=stop_after_minutes,
+                                    select=dev_score if selecting else None, select_key=select_key)
         return trained
 
-    base = {"method": method, "cfg": asdict(cfg), "train": seq2seq.examples_fingerprint(sources, targets)}
+    base = {"method": method, "cfg": asdict(cfg), "train": seq2seq.examples_fingerprint(sources, targets),
+            "select": select_key}
     out = {}
     for name, graphs in evals.items():
         params = {**base, "eval": ids_key(graphs), "input_format": input_format}
@@ -224,6 +234,7 @@ def seq2seq_outputs(method: str, cfg, train: Sequence[Metagraph], evals: Mapping
                            lambda graphs=graphs: _decode(method, model(), graphs, input_format, rt),
                            data_files=data_files())
     out["losses"] = cached("metalogic_seq2seq_losses", base, lambda: model().losses)
+    out["selection"] = cached("metalogic_seq2seq_selection", base, lambda: model().selection)
     return out
 
 

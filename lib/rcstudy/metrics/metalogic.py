@@ -123,6 +123,12 @@ def evaluate(graphs: Sequence[Metagraph], preds: Mapping[str, Prediction], varia
     return aggregate(samples)
 
 
+def selection_score(scores: Mapping[str, float]) -> float:
+    """The official code's model-selection metric on dev, from :func:`evaluate`'s scores:
+    Overall + 0.01 · Step F1 · Formula F1 · Certainty accuracy (all as fractions)."""
+    return (scores["overall_all"] + 0.01 * scores["step_f1"] * scores["formula_f1"] * scores["cert_acc"] / 1e4) / 100
+
+
 def aggregate(samples: Sequence[SampleScores]) -> dict[str, float]:
     if not samples:
         raise ValueError("no passages to score")

@@ -7,6 +7,10 @@ Model names, as everywhere in the book:
   WordPiece, so generated text comes back spaced (``- >``, ``[ and ]``): parse it after the
   dataset's normalisation.
 * ``tiny-bert`` — the same architecture with 2 tiny random layers on each side (smoke tests).
+* ``smollm2-135m`` (and ``tiny-llama`` for smoke tests), or any other decoder-only LM — trained
+  as a decoder-only seq2seq model: one sequence ``source + "\nOutput:" + " " + target + EOS``
+  (whitespace collapsed, as byte-level BPE keeps every space), with the loss on the target tokens
+  only; greedy generation continues the prompt ``source + "\nOutput:"``.
 * anything else — a Hub seq2seq model (``t5-base``, ``t5-large``) via ``AutoModelForSeq2SeqLM``.
 
 Training pads each batch to its longest sequence (batches grouped by length), masks padding
@@ -14,16 +18,21 @@ out of the loss, and writes a checkpoint (weights, optimiser, schedule, step, lo
 ``checkpoint_every`` optimiser steps; a later call with the same configuration and examples
 resumes from it. ``stop_after_minutes`` saves and stops with :class:`TrainingInterrupted`, for
 machines that limit how long one command may run: run the same command again to continue.
+With a ``select`` function (a dev score of the model, higher is better) and ``evaluations``,
+the model is scored that many times, evenly spaced over the run (the last at its end), and the
+best weights are kept, as the paper's code selects its checkpoint on dev (every 10 of its 300
+epochs, i.e. 30 evaluations).
 """
 
 from __future__ import annotations
 
 import io
+import re
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -31,12 +40,14 @@ import torch
 from ..cache import atomic_write_bytes, cache_key, entry_path, fingerprint
 from ..runtime import Runtime, seed_everything
 from ..settings import refresh_requested
-from .loading import TINY_DIMS, load_or_explain, load_tokenizer
+from .lm import CausalLM
+from .loading import TINY_DIMS, load_causal_lm, load_or_explain, load_tokenizer, model_config
 from .mc import length_batches
 from .registry import minilm_path, resolve
 
 BERT2BERT = ("minilm-l6", "tiny-bert")
 OPTIMIZERS = ("adamw", "adafactor")
+PROMPT_END = "\nOutput:"  # ends a decoder-only model's prompt; the target follows after a space
 
 
 class TrainingInterrupted(RuntimeError):
@@ -61,6 +72,8 @@ class Seq2SeqConfig:
     seed: int = 0
     eval_batch_size: int = 16
     checkpoint_every: int | None = None  # optimiser steps between checkpoints (None: only at the end)
+    evaluations: int | None = None  # dev evaluations over the run, with a select function (None: keep the last)
+    train_layers: int | None = None  # decoder-only: fine-tune only the top N blocks (None: every weight)
 
     def __post_init__(self):
         if self.optimizer not in OPTIMIZERS:
@@ -79,6 +92,13 @@ class TrainedSeq2Seq:
     tokenizer: object
     cfg: Seq2SeqConfig
     losses: list[float] = field(default_factory=list)
+    selection: list[tuple[int, float]] = field(default_factory=list)  # (step, dev score) at each evaluation
+    best_step: int | None = None  # the step whose weights were kept (None: the last)
+
+
+def decoder_only(name: str) -> bool:
+    """Whether ``name`` is a decoder-only LM (trained on source and target as one sequence)."""
+    return name not in BERT2BERT and not getattr(model_config(name), "is_encoder_decoder", False)
 
 
 def load_seq2seq(name: str, seed: int = 0):
@@ -87,7 +107,9 @@ def load_seq2seq(name: str, seed: int = 0):
 
     tok = load_tokenizer(name)
     seed_everything(seed)  # new weights (cross-attention, tiny models) depend on the seed
-    if name == "tiny-bert":
+    if decoder_only(name):
+        model = load_causal_lm(name)
+    elif name == "tiny-bert":
         enc = BertConfig(vocab_size=len(tok), max_position_embeddings=512, **TINY_DIMS)
         dec = BertConfig(vocab_size=len(tok), max_position_embeddings=512, is_decoder=True, add_cross_attention=True,
                          **TINY_DIMS)
@@ -111,6 +133,27 @@ def _encode_targets(tok, name: str, targets: Sequence[str], max_len: int) -> lis
     return [x[1:] for x in ids] if name in BERT2BERT else ids
 
 
+def _collapse(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def causal_prompt(tok, source: str, max_src_len: int) -> str:
+    """A decoder-only model's prompt: the source (whitespace collapsed, cut to ``max_src_len``
+    tokens) followed by :data:`PROMPT_END`. Training and generation read the same string."""
+    ids = tok(_collapse(source), add_special_tokens=False)["input_ids"]
+    text = tok.decode(ids[:max_src_len]) if len(ids) > max_src_len else _collapse(source)
+    return text + PROMPT_END
+
+
+def causal_example(tok, source: str, target: str, max_src_len: int, max_tgt_len: int) -> tuple[list[int], list[int]]:
+    """``(input ids, labels)`` of one decoder-only training example: the prompt, then
+    ``" " + target`` (cut to ``max_tgt_len`` tokens) and EOS. The labels are -100 over the
+    prompt, so only the target tokens (and EOS) carry loss."""
+    prompt = tok(causal_prompt(tok, source, max_src_len), add_special_tokens=False)["input_ids"]
+    answer = tok(" " + _collapse(target), add_special_tokens=False)["input_ids"][:max_tgt_len] + [tok.eos_token_id]
+    return prompt + answer, [-100] * len(prompt) + answer
+
+
 def truncation_rate(tok, texts: Sequence[str], max_len: int) -> float:
     """Fraction of texts longer than ``max_len`` tokens (special tokens included)."""
     if not texts:
@@ -119,53 +162,102 @@ def truncation_rate(tok, texts: Sequence[str], max_len: int) -> float:
     return float(np.mean([n > max_len for n in lengths]))
 
 
-def _pad(seqs: list[list[int]], value: int) -> torch.Tensor:
-    out = torch.full((len(seqs), max(len(s) for s in seqs)), value, dtype=torch.long)
+def _pad(seqs: list[list[int]], value: int, left: bool = False) -> torch.Tensor:
+    width = max(len(s) for s in seqs)
+    out = torch.full((len(seqs), width), value, dtype=torch.long)
     for i, s in enumerate(seqs):
-        out[i, :len(s)] = torch.tensor(s)
+        if left:
+            out[i, width - len(s):] = torch.tensor(s)
+        else:
+            out[i, :len(s)] = torch.tensor(s)
     return out
+
+
+def _loss(model, pairs: list[tuple[list[int], list[int]]], pad: int, rt: Runtime, causal: bool) -> torch.Tensor:
+    """Mean token cross-entropy of a batch of (input ids, labels) pairs.
+
+    Decoder-only: left-padded (explicit positions), and logits only over the last positions,
+    where the targets are: the prompt never meets the output layer.
+    """
+    ids = _pad([a for a, _ in pairs], pad, left=causal).to(rt.device)
+    labels = _pad([b for _, b in pairs], -100, left=causal).to(rt.device)
+    if not causal:
+        mask = (ids != pad).long()
+        with rt.autocast(), warnings.catch_warnings():
+            # EncoderDecoderModel warns on every loss that its loss changed in transformers v4.12
+            warnings.filterwarnings("ignore", message="Version v4.12.0 introduces", category=FutureWarning)
+            return model(input_ids=ids, attention_mask=mask, labels=labels).loss
+    mask = _pad([[1] * len(a) for a, _ in pairs], 0, left=True).to(rt.device)
+    keep = max(sum(x != -100 for x in b) for _, b in pairs) + 1
+    with rt.autocast():
+        logits = model(input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
+                       logits_to_keep=keep).logits[:, -keep:-1]
+    return torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]),
+                                             labels[:, -keep + 1:].reshape(-1), ignore_index=-100)
 
 
 def examples_fingerprint(sources: Sequence[str], targets: Sequence[str]) -> str:
     return fingerprint([list(sources), list(targets)])
 
 
-def checkpoint_path(cfg: Seq2SeqConfig, sources: Sequence[str], targets: Sequence[str]) -> Path:
-    key = cache_key("seq2seq_models", {"cfg": asdict(cfg), "examples": examples_fingerprint(sources, targets)})
+def checkpoint_path(cfg: Seq2SeqConfig, sources: Sequence[str], targets: Sequence[str], select_key: str = "") -> Path:
+    params = {"cfg": asdict(cfg), "examples": examples_fingerprint(sources, targets)}
+    if select_key:  # what the selection scores on (the dev passages)
+        params["select"] = select_key
+    key = cache_key("seq2seq_models", params)
     return entry_path("seq2seq_models", key).with_suffix(".pt")
 
 
 def _make_optimizer(model, cfg: Seq2SeqConfig, total: int):
     from transformers import Adafactor, get_constant_schedule_with_warmup
 
+    params = [p for p in model.parameters() if p.requires_grad]
     if cfg.optimizer == "adafactor":
-        opt = Adafactor(model.parameters(), lr=cfg.lr, scale_parameter=False, relative_step=False,
+        opt = Adafactor(params, lr=cfg.lr, scale_parameter=False, relative_step=False,
                         weight_decay=cfg.weight_decay)
     else:
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     return opt, get_constant_schedule_with_warmup(opt, int(np.ceil(cfg.warmup * total)))
 
 
-def _save(path: Path, model, opt, sched, step: int, losses: list[float], complete: bool) -> None:
-    state = {"weights": {k: v.detach().cpu() for k, v in model.state_dict().items()}, "step": step,
-             "losses": losses, "complete": complete}
+def _freeze_below(model, n_top: int) -> None:
+    """Train only the top ``n_top`` blocks and the final norm of a decoder-only model. The frozen
+    blocks below need no backward pass, which is most of the saving."""
+    decoder = model.get_decoder()
+    model.requires_grad_(False)
+    for module in [*decoder.layers[-n_top:], decoder.norm]:
+        module.requires_grad_(True)
+
+
+def _weights(model) -> dict[str, torch.Tensor]:
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def _save(path: Path, model, opt, sched, step: int, losses: list[float], complete: bool, best: dict,
+          selection: list) -> None:
+    """A checkpoint; a complete one holds only the kept weights (the best ones, if selected)."""
+    state = {"weights": best["weights"] if complete and best else _weights(model), "step": step,
+             "losses": losses, "complete": complete, "selection": selection, "best_step": best.get("step")}
     if not complete:
-        state.update(optimizer=opt.state_dict(), scheduler=sched.state_dict(), rng=torch.get_rng_state())
+        state.update(optimizer=opt.state_dict(), scheduler=sched.state_dict(), rng=torch.get_rng_state(), best=best)
     buf = io.BytesIO()
     torch.save(state, buf)
     atomic_write_bytes(path, buf.getvalue())
 
 
 def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt: Runtime, *,
-          resume: bool = True, stop_after_minutes: float | None = None) -> TrainedSeq2Seq:
+          resume: bool = True, stop_after_minutes: float | None = None,
+          select: Callable[[TrainedSeq2Seq], float] | None = None, select_key: str = "") -> TrainedSeq2Seq:
     """Fine-tune ``cfg.model`` on (source, target) pairs; cached, checkpointed and resumable.
 
-    A finished run with the same configuration and examples is loaded from disk instead of
-    re-trained (unless a refresh is requested).
+    A finished run with the same configuration and examples (and ``select_key``, naming what
+    ``select`` scores) is loaded from disk instead of re-trained (unless a refresh is requested).
     """
     if len(sources) != len(targets) or not sources:
         raise ValueError("train needs as many targets as sources, and at least one pair")
-    path = checkpoint_path(cfg, sources, targets)
+    if (select is None) != (not select_key):
+        raise ValueError("select and select_key go together")
+    path = checkpoint_path(cfg, sources, targets, select_key)
     model, tok = load_seq2seq(cfg.model, cfg.seed)
     state = torch.load(path, map_location="cpu", weights_only=False) if path.exists() and (
         resume and not refresh_requested()) else None
@@ -173,25 +265,34 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
         model.load_state_dict(state["weights"])
     model.to(rt.device)
     if state is not None and state["complete"]:
-        return TrainedSeq2Seq(model.eval(), tok, cfg, state["losses"])
+        return TrainedSeq2Seq(model.eval(), tok, cfg, state["losses"], state.get("selection", []),
+                              state.get("best_step"))
 
-    src = tok(list(sources), truncation=True, max_length=cfg.max_src_len)["input_ids"]
-    tgt = _encode_targets(tok, cfg.model, targets, cfg.max_tgt_len)
-    total = cfg.total_steps(len(src))
+    causal = decoder_only(cfg.model)
+    if causal and cfg.train_layers is not None:
+        _freeze_below(model, cfg.train_layers)
+    if causal:
+        pairs = [causal_example(tok, s, t, cfg.max_src_len, cfg.max_tgt_len) for s, t in zip(sources, targets)]
+    else:
+        src = tok(list(sources), truncation=True, max_length=cfg.max_src_len)["input_ids"]
+        pairs = list(zip(src, _encode_targets(tok, cfg.model, targets, cfg.max_tgt_len)))
+    total = cfg.total_steps(len(pairs))
+    eval_steps = {int(np.ceil(total * k / cfg.evaluations)) for k in range(1, cfg.evaluations + 1)} if (
+        select is not None and cfg.evaluations) else set()
     schedule: list[list[int]] = []  # the batch order of the whole run (same seed → same order)
     epoch = 0
     while len(schedule) < total * cfg.grad_accum:
-        schedule += length_batches([len(a) + len(b) for a, b in zip(src, tgt)], cfg.batch_size, shuffle=True,
+        schedule += length_batches([len(a) + len(b) for a, b in pairs], cfg.batch_size, shuffle=True,
                                    seed=cfg.seed * 1000 + epoch)
         epoch += 1
     schedule = schedule[:total * cfg.grad_accum]
     opt, sched = _make_optimizer(model, cfg, total)
-    step, losses = 0, []
+    step, losses, selection, best = 0, [], [], {}
     if state is not None:
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["rng"])
-        step, losses = state["step"], list(state["losses"])
+        step, losses, selection, best = state["step"], list(state["losses"]), list(state["selection"]), state["best"]
     else:
         seed_everything(cfg.seed)
     pad = tok.pad_token_id
@@ -200,12 +301,7 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
     while step < total:
         running = 0.0
         for batch in schedule[step * cfg.grad_accum:(step + 1) * cfg.grad_accum]:
-            ids = _pad([src[i] for i in batch], pad).to(rt.device)
-            labels = _pad([tgt[i] for i in batch], -100).to(rt.device)
-            with rt.autocast(), warnings.catch_warnings():
-                # EncoderDecoderModel warns on every loss that its loss changed in transformers v4.12
-                warnings.filterwarnings("ignore", message="Version v4.12.0 introduces", category=FutureWarning)
-                loss = model(input_ids=ids, attention_mask=(ids != pad).long(), labels=labels).loss / cfg.grad_accum
+            loss = _loss(model, [pairs[i] for i in batch], pad, rt, causal) / cfg.grad_accum
             loss.backward()
             running += loss.item()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -214,21 +310,37 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
         opt.zero_grad(set_to_none=True)
         losses.append(running)
         step += 1
+        if step in eval_steps:
+            rng = torch.get_rng_state()  # evaluating must not change the rest of the run
+            score = float(select(TrainedSeq2Seq(model.eval(), tok, cfg, losses)))
+            torch.set_rng_state(rng)
+            model.train()
+            selection.append((step, score))
+            if not best or score > best["score"]:
+                best = {"score": score, "step": step, "weights": _weights(model)}
         if step < total and cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
-            _save(path, model, opt, sched, step, losses, complete=False)
+            _save(path, model, opt, sched, step, losses, False, best, selection)
         if step < total and stop_after_minutes is not None and time.monotonic() - start > 60 * stop_after_minutes:
-            _save(path, model, opt, sched, step, losses, complete=False)
+            _save(path, model, opt, sched, step, losses, False, best, selection)
             raise TrainingInterrupted(f"stopped after {stop_after_minutes} min at step {step}/{total}; "
                                       f"the checkpoint {path} resumes it: run the same command again")
-    _save(path, model, opt, sched, step, losses, complete=True)
-    return TrainedSeq2Seq(model.eval(), tok, cfg, losses)
+    _save(path, model, opt, sched, step, losses, True, best, selection)
+    if best:
+        model.load_state_dict(best["weights"])
+    return TrainedSeq2Seq(model.eval(), tok, cfg, losses, selection, best.get("step"))
 
 
 def generate(trained: TrainedSeq2Seq, sources: Sequence[str], rt: Runtime) -> list[str]:
-    """Greedy outputs (special tokens removed), batched by input length."""
+    """Greedy outputs (special tokens removed), batched by input length. A decoder-only model
+    continues its prompt (:func:`causal_prompt`) up to EOS or the end of the line."""
     cfg, tok, model = trained.cfg, trained.tokenizer, trained.model
     if not sources:
         return []
+    if decoder_only(cfg.model):
+        lm = CausalLM(cfg.model, model.eval(), tok, rt)
+        limit = cfg.infer_max_src_len or cfg.max_src_len
+        return [t.strip() for t in lm.generate([causal_prompt(tok, s, limit) for s in sources], cfg.gen_max_len,
+                                               stop=["\n"], batch_size=cfg.eval_batch_size)]
     src = tok(list(sources), truncation=True, max_length=cfg.infer_max_src_len or cfg.max_src_len)["input_ids"]
     out: list[str] = [""] * len(src)
     model.eval()
