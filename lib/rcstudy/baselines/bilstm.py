@@ -7,7 +7,7 @@ fields joined: context, question, option), its score comes from the max-pooled s
 states, and a softmax over an item's options is trained with cross-entropy (Adam, as the paper
 says for all models). GloVe is not available offline, so the embeddings start random and are
 trained; a too-long sequence loses words from the front of the context, never from the
-question or the option. The paper's learning-rate decay (×0.5 every 10 epochs) is not applied.
+question or the option. The learning rate is halved every 10 epochs, as in the paper.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ class BiLSTMConfig:
     epochs: int = 100
     lr: float = 0.1
     batch_size: int = 64  # questions per step
+    lr_step: int | None = 10  # epochs between learning-rate decays (None: constant)
+    lr_gamma: float = 0.5  # the decay factor
     min_freq: int = 1
     seed: int = 0
 
@@ -103,7 +105,7 @@ def fit_predict_mc(train_items: Sequence[MCItem], eval_sets: dict[str, Sequence[
     module = BiLSTMScorer(len(vocab), cfg).to(device)
     batcher = OptionBatcher(vocab, cfg)
     losses = train_mc_module(module, batcher, train_items, epochs=cfg.epochs, lr=cfg.lr,
-                             batch_size=cfg.batch_size, seed=cfg.seed)
+                             batch_size=cfg.batch_size, seed=cfg.seed, lr_step=cfg.lr_step, lr_gamma=cfg.lr_gamma)
     out = {name: predict_mc_module(module, batcher, items, batch_size=cfg.batch_size)
            for name, items in eval_sets.items()}
     out["losses"] = np.asarray(losses)

@@ -197,8 +197,14 @@ class Settings:
                     f"{n_train:,} training questions")
         if family == BILSTM:
             c = bilstm.BiLSTMConfig(fields=fields, **self.bilstm)
+            if not c.lr_step:
+                decay = ""
+            elif c.epochs > c.lr_step:
+                decay = f", ×{c.lr_gamma} every {c.lr_step} epochs as in the paper"
+            else:
+                decay = f"; the paper's ×{c.lr_gamma} decay every {c.lr_step} epochs does not start within them"
             return (f"Bi-LSTM from scratch ({c.layers} layers, {c.hidden} units per direction, random {c.emb_dim}-d "
-                    f"embeddings), {c.epochs} epoch(s) of Adam (lr {c.lr}), {n_train:,} training questions")
+                    f"embeddings), {c.epochs} epoch(s) of Adam (lr {c.lr}{decay}), {n_train:,} training questions")
         if self.transformer_mode == "frozen":
             epochs = self.head.get("epochs", inspect.signature(mc.fit_linear_head).parameters["epochs"].default)
             return (f"{family} frozen (mean-pooled features, max {self.max_length[fields]} tokens) + linear head, "

@@ -63,11 +63,17 @@ Batcher = Callable[[list[MCItem]], dict]
 
 
 def train_mc_module(module: torch.nn.Module, batches: Batcher, train_items: Sequence[MCItem], *, epochs: int,
-                    lr: float, batch_size: int, seed: int, weight_decay: float = 0.0) -> list[float]:
-    """Adam + cross-entropy over options; returns the loss of every step."""
+                    lr: float, batch_size: int, seed: int, weight_decay: float = 0.0,
+                    lr_step: int | None = None, lr_gamma: float = 0.5) -> list[float]:
+    """Adam + cross-entropy over options; returns the loss of every step.
+
+    With ``lr_step``, the learning rate is multiplied by ``lr_gamma`` after every ``lr_step``
+    epochs (a step schedule); without it, the learning rate stays constant.
+    """
     seed_everything(seed)
     items = [it for it in train_items if it.label is not None]
     opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay)
+    schedule = torch.optim.lr_scheduler.StepLR(opt, step_size=lr_step, gamma=lr_gamma) if lr_step else None
     rng = np.random.default_rng(seed)
     losses = []
     module.train()
@@ -82,6 +88,8 @@ def train_mc_module(module: torch.nn.Module, batches: Batcher, train_items: Sequ
             torch.nn.utils.clip_grad_norm_(module.parameters(), 5.0)
             opt.step()
             losses.append(loss.item())
+        if schedule is not None:
+            schedule.step()
     module.eval()
     return losses
 
