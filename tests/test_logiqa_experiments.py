@@ -147,10 +147,12 @@ def test_tiny_encoder_pipeline(data, isolated_cache, monkeypatch, tmp_path):
     assert [s.name for s in abl] == ["full input", "no question", "options only"]
     assert all(s.evaluated("en-test").sum() == 6 for s in abl)
     source = data.splits["en-eval"]
-    transfer = ex.transfer_systems(data, setup, source, "Source", rt)
+    transfer = ex.transfer_systems(data, setup, main, source, "Source", rt)
     assert [s.name for s in transfer] == ["tiny-bert_LogiQA", "tiny-bert_Source", "tiny-bert_Source → LogiQA"]
     assert transfer[2].trained_on == "8 Source, then 12 LogiQA"
     assert all(s.evaluated("en-test").sum() == 6 and s.evaluated("en-eval").sum() == 4 for s in transfer)
+    sub = transfer[0].evaluated("en-test")  # the LogiQA-only row is the main model on the subsample
+    np.testing.assert_array_equal(transfer[0].preds["en-test"][:, sub], main.preds["en-test"][:, sub])
     lm = ex.lm_system(data, setup, "tiny-llama", rt, batch_size=4)
     assert lm.evaluated("en-test").sum() == 6
     monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))

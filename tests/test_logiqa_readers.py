@@ -55,6 +55,28 @@ def test_reader_forward_learns_and_is_deterministic(name):
     np.testing.assert_allclose(run.logits["dev"], again.logits["dev"], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", list(READERS))
+def test_scores_do_not_depend_on_the_batch(name):
+    """Padding is masked out: an item scores the same alone as beside longer passages (co-matching
+    only encodes the real tokens of its padded sentence grid)."""
+    long = MCItem("long", " ".join(f"The {w} is far from the {v}, and nobody asks why." for w, v in zip(WORDS, WORDS[1:])),
+                  "Where is the apple?", ("near the river", "in a cloud", "by the stone wall", "nowhere"), 0)
+    batch = [TRAIN[0], long, TRAIN[1]]
+    vocab = Vocab.build([t for it in batch for t in (it.context, it.question, *it.options)])
+    module = READERS[name][1](len(vocab), 16, 12, 0.0).eval()
+    inputs = ReaderInputs(vocab)
+    with torch.inference_mode():
+        together = module(**inputs(batch))
+        alone = torch.cat([module(**inputs([it])) for it in batch])
+    torch.testing.assert_close(together, alone, rtol=1e-4, atol=1e-5)
+
+
+def test_dev_logits_come_from_the_best_epoch():
+    cfg = ReaderConfig(model="sar", epochs=3, seed=1, **SMALL)
+    run = train_reader(cfg, TRAIN, DEV, {"dev": DEV, "dev copy": list(DEV)})
+    np.testing.assert_allclose(run.logits["dev"], run.logits["dev copy"], rtol=1e-5, atol=1e-6)
+
+
 def test_attentive_reader_solves_the_toy_task():
     run = train_reader(ReaderConfig(model="sar", epochs=12, seed=0, **SMALL), TRAIN, DEV, {"dev": DEV})
     assert max(run.dev_accuracy) >= 0.5  # chance is 0.25

@@ -193,27 +193,40 @@ class CoMatchingNetwork(_Reader):
         self.w = nn.Linear(d, 1)
 
     def match(self, hp: torch.Tensor, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Passage tokens (N, S, L, d) matched against a sequence (N, M, d): (N, S, L, d)."""
-        att = masked_softmax(torch.einsum("nsld,nmd->nslm", hp, self.w_g(h)), mask[:, None, None, :])
-        bar = torch.einsum("nslm,nmd->nsld", att, h)
+        """Passage tokens (N, P, d) matched against a sequence (N, M, d): (N, P, d)."""
+        att = masked_softmax(torch.einsum("npd,nmd->npm", hp, self.w_g(h)), mask[:, None, :])
+        bar = torch.einsum("npm,nmd->npd", att, h)
         return torch.relu(self.w_m(torch.cat([bar - hp, bar * hp], dim=-1)))
 
     def forward(self, sentences, sentences_mask, question, question_mask, options, options_mask, **_):
-        B, S, L = sentences.shape
-        O, La = options.shape[1], options.shape[2]
-        hp, _ = self.enc(self.embed(sentences.view(B * S, L)), sentences_mask.view(B * S, L))
-        hp = hp.view(B, S, L, -1)
+        """The sentence grid (B, S, L) is mostly padding, so only its real tokens are encoded and
+        matched: the R real sentences are encoded, their T tokens laid out per item (B, P), and
+        the matches put back into sentences for the hierarchical aggregation."""
+        B, O, La = options.shape
+        real = sentences_mask.any(-1)  # (B, S): the sentences that hold tokens
+        tok_mask = sentences_mask[real]  # (R, L)
+        R, L = tok_mask.shape
+        tok_item = torch.arange(B, device=real.device)[:, None].expand_as(real)[real][:, None].expand(R, L)[tok_mask]
+        counts = torch.bincount(tok_item, minlength=B)
+        tok_pos = torch.arange(len(tok_item), device=real.device) - (counts.cumsum(0) - counts)[tok_item]
+        h_sent, _ = self.enc(self.embed(sentences[real]), tok_mask)
+        hp = h_sent.new_zeros(B, int(counts.max()), h_sent.shape[-1])
+        hp[tok_item, tok_pos] = h_sent[tok_mask]  # (B, P, d): each item's passage tokens in order
         hq, _ = self.enc(self.embed(question), question_mask)
         ha, _ = self.enc(self.embed(options.view(B * O, La)), options_mask.view(B * O, La))
-        mq = self.match(hp, hq, question_mask)  # (B, S, L, d)
-        hp_o = hp.unsqueeze(1).expand(B, O, S, L, hp.shape[-1]).reshape(B * O, S, L, -1)
-        ma = self.match(hp_o, ha, options_mask.view(B * O, La))  # (B*O, S, L, d)
-        c = torch.cat([mq.unsqueeze(1).expand(B, O, S, L, mq.shape[-1]).reshape(B * O, S, L, -1), ma], dim=-1)
-        tok_mask = sentences_mask.unsqueeze(1).expand(B, O, S, L).reshape(B * O * S, L)
-        hs, _ = self.sent_rnn(self.drop(c.view(B * O * S, L, -1)), tok_mask)
-        hs = masked_max(hs, tok_mask, dim=1).view(B * O, S, -1)
-        sent_mask = tok_mask.any(-1).view(B * O, S)
-        ht, _ = self.doc_rnn(hs, sent_mask)
+        mq = self.match(hp, hq, question_mask)  # (B, P, d)
+        ma = self.match(hp.repeat_interleave(O, dim=0), ha, options_mask.view(B * O, La))  # (B*O, P, d)
+        c = torch.cat([mq.repeat_interleave(O, dim=0), ma], dim=-1).view(B, O, hp.shape[1], -1)
+        grid = c.new_zeros(R, L, O, c.shape[-1])
+        grid[tok_mask] = c.transpose(1, 2)[tok_item, tok_pos]  # back into the real sentences
+        seq_mask = tok_mask.unsqueeze(1).expand(R, O, L).reshape(R * O, L)
+        hs, _ = self.sent_rnn(self.drop(grid.transpose(1, 2).reshape(R * O, L, -1)), seq_mask)
+        hs = masked_max(hs, seq_mask, dim=1).view(R, O, -1)
+        S = real.shape[1]
+        doc = hs.new_zeros(B, S, O, hs.shape[-1])
+        doc[real] = hs
+        sent_mask = real.unsqueeze(1).expand(B, O, S).reshape(B * O, S)
+        ht, _ = self.doc_rnn(doc.transpose(1, 2).reshape(B * O, S, -1), sent_mask)
         return self.w(self.drop(masked_max(ht, sent_mask, dim=1))).view(B, O)
 
 
@@ -296,19 +309,22 @@ def build_reader(cfg: ReaderConfig, train_items: Sequence[MCItem], device: str =
 
 def train_reader(cfg: ReaderConfig, train_items: Sequence[MCItem], dev_items: Sequence[MCItem],
                  eval_sets: dict[str, Sequence[MCItem]], device: str = "cpu") -> ReaderRun:
-    """Train with early stopping on ``dev_items``; logits of the best epoch on every evaluation set."""
+    """Train with early stopping on ``dev_items``; logits of the best epoch on every evaluation set
+    (an evaluation set that is ``dev_items`` itself reuses the best epoch's development logits)."""
     module, inputs = build_reader(cfg, train_items, device)
     dev_labels = np.array([it.label for it in dev_items])
-    best, best_state, curve, losses = -1.0, None, [], []
+    best, best_state, best_dev, curve, losses = -1.0, None, None, [], []
     for epoch in range(cfg.epochs):
         losses += train_mc_module(module, inputs, train_items, epochs=1, lr=cfg.lr, batch_size=cfg.batch_size,
                                   seed=cfg.seed * 1000 + epoch)
-        acc = float((predict_mc_module(module, inputs, dev_items).argmax(1) == dev_labels).mean())
+        dev_logits = predict_mc_module(module, inputs, dev_items)
+        acc = float((dev_logits.argmax(1) == dev_labels).mean())
         curve.append(acc)
         if acc > best:
-            best, best_state = acc, copy.deepcopy(module.state_dict())
+            best, best_state, best_dev = acc, copy.deepcopy(module.state_dict()), dev_logits
     module.load_state_dict(best_state)
-    logits = {name: predict_mc_module(module, inputs, items) for name, items in eval_sets.items()}
+    logits = {name: best_dev if items is dev_items else predict_mc_module(module, inputs, items)
+              for name, items in eval_sets.items()}
     return ReaderRun(logits, curve, losses, int(np.argmax(curve)) + 1, len(inputs.vocab))
 
 

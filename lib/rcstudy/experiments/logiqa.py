@@ -235,6 +235,13 @@ def full_length(pred: np.ndarray, positions: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def restrict(pred: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """(seeds, items) predictions with every item outside ``positions`` marked not evaluated (-1)."""
+    out = np.full_like(pred, -1)
+    out[:, positions] = pred[:, positions]
+    return out
+
+
 def subsample(items: Sequence[MCItem], n: int | None, seed: int) -> np.ndarray:
     """Sorted positions of a seeded random subsample (all positions when ``n`` is None or ≥ len)."""
     if n is None or n >= len(items):
@@ -353,11 +360,7 @@ def ablation_systems(data: LogiQAData, setup: PLMSetup, main: Predictions, ablat
     test = data.splits["en-test"]
     sub = [test[i] for i in pos]
     n = len(test)
-    full = main.preds["en-test"].copy()
-    mask = np.zeros(n, dtype=bool)
-    mask[pos] = True
-    full[:, ~mask] = -1
-    out = [Predictions("full input", main.category, main.trained_on, {"en-test": full})]
+    out = [Predictions("full input", main.category, main.trained_on, {"en-test": restrict(main.preds["en-test"], pos)})]
     for name in ablations:
         fields = ABLATIONS[name]
         preds = []
@@ -373,7 +376,7 @@ def sequential_finetune_predict(stages: Sequence[Sequence[MCItem]], eval_sets: d
                                 cfg: mc.MCConfig, rt: Runtime) -> dict[str, np.ndarray]:
     """Fine-tune one encoder on each stage's items in turn (source, then target) with the engine's
     recipe, then score the evaluation sets; cached. The first stage's model comes from the shared
-    model cache, so a LogiQA-only row reuses the Table 3 model."""
+    model cache, so a source-only row and a source → target row train the source stage once."""
     def compute() -> dict[str, np.ndarray]:
         trained = mc.finetune_cached(stages[0], cfg, rt)
         losses = [trained.losses]
@@ -388,20 +391,21 @@ def sequential_finetune_predict(stages: Sequence[Sequence[MCItem]], eval_sets: d
     return cached("logiqa_transfer", params, compute)
 
 
-def transfer_systems(data: LogiQAData, setup: PLMSetup, source: Sequence[MCItem], source_name: str,
-                     rt: Runtime) -> list[Predictions]:
+def transfer_systems(data: LogiQAData, setup: PLMSetup, main: Predictions, source: Sequence[MCItem],
+                     source_name: str, rt: Runtime) -> list[Predictions]:
     """Table 4: the encoder trained on LogiQA only, on the source only, and source → LogiQA,
-    all with the same sequential recipe, scored on the dev and test subsamples."""
+    all with the same sequential recipe, scored on the dev and test subsamples. One stage of
+    LogiQA is the Table 3 model, so the LogiQA-only row is ``main`` on those subsamples."""
     target = plm_train_items(data, setup)
     pos = eval_positions(data, setup)
     sets = {"en-eval": [data.splits["en-eval"][i] for i in pos["en-eval"]],
             "en-test": [data.splits["en-test"][i] for i in pos["test-sub"]]}
     where = {"en-eval": pos["en-eval"], "en-test": pos["test-sub"]}
     m = setup.model
-    rows = {f"{m}_LogiQA": ([target], f"{len(target)} LogiQA"),
-            f"{m}_{source_name}": ([source], f"{len(source)} {source_name}"),
+    out = [Predictions(f"{m}_LogiQA", "Transfer", f"{len(target)} LogiQA",
+                       {k: restrict(main.preds[k], where[k]) for k in sets})]
+    rows = {f"{m}_{source_name}": ([source], f"{len(source)} {source_name}"),
             f"{m}_{source_name} → LogiQA": ([source, target], f"{len(source)} {source_name}, then {len(target)} LogiQA")}
-    out = []
     for name, (stages, trained_on) in rows.items():
         preds = {k: [] for k in sets}
         for seed in setup.seeds:
