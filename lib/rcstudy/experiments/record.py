@@ -5,6 +5,11 @@ entity strings) for ``@placeholder``, and is scored with the official EM/F1 agai
 answers. Methods: random guess (exact expectation, no sampling noise), first / most frequent
 entity, the paper's language-model baseline, an attention-sum reader (ASReader) trained from
 scratch, and a fine-tuned encoder that ranks the query with each candidate filled in.
+
+The paper's extractive readers choose any passage span instead: DocQA-lite without and with
+frozen contextual ("ELMo") features, trained from scratch, and a fine-tuned encoder span
+extractor (not in the paper) decoded both freely and restricted to the candidate mentions
+(:mod:`rcstudy.baselines.span_readers`).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from ..baselines import span_readers as sr
 from ..cache import cached, fingerprint
 from ..data.record import HIGHLIGHT, PLACEHOLDER, RecordData
 from ..data.records import ClozeQuery, MCItem
@@ -32,12 +38,9 @@ from ..stats import Interval, bootstrap_ci
 
 # --------------------------------------------------------------------------- statistics (Table 1)
 
-#: PTB-like word tokenizer (the paper does not name its tokenizer): words with inner - or ', punctuation.
-_WORD = re.compile(r"\w+(?:[-']\w+)*|[^\w\s]")
-
-
 def words(text: str) -> list[str]:
-    return _WORD.findall(text)
+    """PTB-like words (the paper does not name its tokenizer): words with inner - or ', punctuation."""
+    return sr.WORD.findall(text)
 
 
 def passage_words(q: ClozeQuery) -> list[str]:
@@ -153,6 +156,12 @@ def from_candidate_logits(method: str, queries: Sequence[ClozeQuery], logits: Se
     """Pick each query's best-scoring candidate (ties: the first in passage order)."""
     preds = {q.id: q.candidates[int(np.argmax(np.asarray(l)[:len(q.candidates)]))] for q, l in zip(queries, logits)}
     return from_predictions(method, queries, preds)
+
+
+def mean_over_seeds(method: str, per_seed: Sequence[MethodResult]) -> MethodResult:
+    """Per-query EM/F1 averaged over seeds; the predictions are the first seed's."""
+    return MethodResult(method, per_seed[0].ids, np.mean([r.em for r in per_seed], 0),
+                        np.mean([r.f1 for r in per_seed], 0), per_seed[0].predictions)
 
 
 def export_predictions(result: MethodResult, folder: Path) -> Path | None:
@@ -324,9 +333,7 @@ def encoder_ranker(cfg: RankerConfig, train: Sequence[ClozeQuery], queries: Sequ
         out = mc.finetune_and_predict(mcfg, train_items, {"eval": eval_items}, rt)
         per_seed.append(from_candidate_logits(f"encoder ranker (seed {seed})", queries, out["eval"]))
         losses.append(out["losses"])
-    mean = MethodResult("encoder ranker", per_seed[0].ids, np.mean([r.em for r in per_seed], 0),
-                        np.mean([r.f1 for r in per_seed], 0), per_seed[0].predictions)
-    return mean, per_seed, losses
+    return mean_over_seeds("encoder ranker", per_seed), per_seed, losses
 
 
 # --------------------------------------------------------------------------- ASReader (from scratch)
@@ -421,9 +428,57 @@ def asreader(cfg: ASReaderConfig, train: Sequence[ClozeQuery], queries: Sequence
         logits, loss = cached("record_asreader", key, compute)
         per_seed.append(from_candidate_logits(f"ASReader (seed {seed})", queries, list(logits)))
         losses.append(loss)
-    mean = MethodResult("ASReader", per_seed[0].ids, np.mean([r.em for r in per_seed], 0),
-                        np.mean([r.f1 for r in per_seed], 0), per_seed[0].predictions)
-    return mean, per_seed, losses
+    return mean_over_seeds("ASReader", per_seed), per_seed, losses
+
+
+# --------------------------------------------------------------------------- extractive span readers
+
+def gold_char_spans(q: ClozeQuery) -> tuple[tuple[int, int], ...]:
+    """The answer spans the files give, else every mention whose text matches a gold answer."""
+    spans = [tuple(s) for s in q.meta.get("answer_spans", ())]
+    gold = {normalize_answer(a) for a in q.answers}
+    spans += [(e.start, e.end) for e in q.entities if normalize_answer(e.text) in gold]
+    return tuple(dict.fromkeys(spans))
+
+
+def span_examples(queries: Sequence[ClozeQuery], placeholder: str) -> list[sr.SpanExample]:
+    """Queries as span-extraction examples: ``@placeholder`` written as ``placeholder``, mentions as candidates."""
+    return [sr.SpanExample(q.id, q.passage, q.query.replace(PLACEHOLDER, placeholder), gold_char_spans(q),
+                           tuple((e.start, e.end) for e in q.entities)) for q in queries]
+
+
+def _span_reader(method: str, train: Sequence[ClozeQuery], queries: Sequence[ClozeQuery], seeds: Sequence[int],
+                 placeholder: str, run) -> tuple[MethodResult, MethodResult, list[list[float]]]:
+    """Run a span reader per seed: free-span and candidate-restricted results (averaged over seeds), losses.
+
+    ``run(train_examples, eval_examples, seed)`` returns
+    :class:`~rcstudy.baselines.span_readers.SpanPredictions`. It trains only on queries with a
+    gold span in the passage.
+    """
+    train_ex = [e for e in span_examples(train, placeholder) if e.gold]
+    eval_ex = span_examples(queries, placeholder)
+    free, cand, losses = [], [], []
+    for seed in seeds:
+        out = run(train_ex, eval_ex, seed)
+        free.append(from_predictions(f"{method} (seed {seed})", queries, out.free))
+        cand.append(from_predictions(f"{method}, candidates (seed {seed})", queries,
+                                     {i: out.free[i] if c is None else c for i, c in out.candidate.items()}))
+        losses.append(out.losses)
+    return mean_over_seeds(method, free), mean_over_seeds(f"{method}, candidates", cand), losses
+
+
+def docqa_lite(cfg: sr.DocQAConfig, train: Sequence[ClozeQuery], queries: Sequence[ClozeQuery],
+               seeds: Sequence[int], rt: Runtime) -> tuple[MethodResult, MethodResult, list[list[float]]]:
+    """DocQA-lite (with ELMo-style features when ``cfg.features`` names an encoder), trained from scratch."""
+    return _span_reader("DocQA-lite", train, queries, seeds, PLACEHOLDER_WORD,
+                        lambda tr, ev, seed: sr.docqa(cfg, tr, ev, seed, rt))
+
+
+def span_extractor(cfg: sr.ExtractorConfig, train: Sequence[ClozeQuery], queries: Sequence[ClozeQuery],
+                   seeds: Sequence[int], rt: Runtime) -> tuple[MethodResult, MethodResult, list[list[float]]]:
+    """The fine-tuned encoder span extractor (not in the paper): free and candidate-restricted decoding."""
+    return _span_reader("encoder span extractor", train, queries, seeds, cfg.question_placeholder,
+                        lambda tr, ev, seed: sr.encoder_extractor(cfg, tr, ev, seed, rt))
 
 
 # --------------------------------------------------------------------------- sampling

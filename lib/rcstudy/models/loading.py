@@ -59,7 +59,9 @@ def load_or_explain(load, name: str):
         raise ModelUnavailable(f"could not load model {name!r}: {e}") from None
 
 
-def _load(auto_cls, name: str, seed: int = 0):
+def load_auto(auto_cls, name: str, seed: int = 0):
+    """Any Transformers auto class (``AutoModel``, ``AutoModelForQuestionAnswering``, ...) by the
+    book's model names; a tiny model gets random weights drawn with ``seed``."""
     if name in TINY_MODELS:
         torch.manual_seed(seed)
         return auto_cls.from_config(_tiny_config(name, len(load_tokenizer(name))))
@@ -103,23 +105,23 @@ def load_multiple_choice(name: str, seed: int = 0):
     config = model_config(name)
     if config.model_type in MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES:
         if name in TINY_MODELS:
-            return _load(AutoModelForMultipleChoice, name, seed)
+            return load_auto(AutoModelForMultipleChoice, name, seed)
         torch.manual_seed(seed)  # the classifier head is newly initialised
-        return _load(AutoModelForMultipleChoice, name)
-    backbone = _load(AutoModel, name, seed)
+        return load_auto(AutoModelForMultipleChoice, name)
+    backbone = load_auto(AutoModel, name, seed)
     torch.manual_seed(seed)
     return DecoderForMultipleChoice(backbone)
 
 
 def load_causal_lm(name: str):
-    model = _load(AutoModelForCausalLM, name)
+    model = load_auto(AutoModelForCausalLM, name)
     model.eval()
     return model
 
 
 def load_seq2seq_lm(name: str):
     """A pretrained encoder-decoder LM (T5, Flan-T5, UnifiedQA, ...) by Hub name, in eval mode."""
-    model = _load(AutoModelForSeq2SeqLM, name)
+    model = load_auto(AutoModelForSeq2SeqLM, name)
     model.eval()
     return model
 
