@@ -422,13 +422,13 @@ LM_PROMPT = "{context}\nQuestion: {question}\nAnswer:"
 def lm_system(data: LogiQAData, setup: PLMSetup, model_name: str, rt: Runtime, *, batch_size: int = 8) -> Predictions:
     """Zero-shot log-likelihood scoring with a causal LM on the test subsample: each option is
     scored as the continuation of the paragraph and question; summed and per-token scores."""
-    from ..models.lm import CausalLM
+    from ..models.lm import load_lm
 
     pos = eval_positions(data, setup)["test-sub"]
     items = [data.splits["en-test"][i] for i in pos]
 
     def compute() -> dict[str, np.ndarray]:
-        lm = CausalLM.load(model_name, rt)
+        lm = load_lm(model_name, rt)
         ctx = [LM_PROMPT.format(context=it.context, question=it.question) for it in items for _ in it.options]
         cont = [" " + o for it in items for o in it.options]
         scores, counts = lm.loglik(ctx, cont, batch_size=batch_size, return_counts=True)

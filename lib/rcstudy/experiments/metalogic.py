@@ -302,9 +302,9 @@ def fewshot_shots(train: Sequence[Metagraph], k: int) -> list[Metagraph]:
 def fewshot_outputs(model_name: str, shots: Sequence[Metagraph], graphs: Sequence[Metagraph], rt: Runtime,
                     max_new_tokens: int = 160) -> dict[str, str]:
     def compute():
-        from ..models.lm import CausalLM
+        from ..models.lm import load_lm
 
-        lm = CausalLM.load(model_name, rt)
+        lm = load_lm(model_name, rt)
         texts = lm.generate([fewshot_prompt(shots, g) for g in graphs], max_new_tokens, stop=["\n"])
         return {g.id: t for g, t in zip(graphs, texts)}
 

@@ -32,7 +32,7 @@ from ..data.record import HIGHLIGHT, PLACEHOLDER, RecordData
 from ..data.records import ClozeQuery, MCItem
 from ..metrics.record import Scores, candidate_scores, evaluate, normalize_answer
 from ..models import mc, scratch
-from ..models.lm import CausalLM
+from ..models.lm import load_lm
 from ..runtime import Runtime, seed_everything
 from ..stats import Interval, bootstrap_ci
 
@@ -250,7 +250,7 @@ def lm_candidate_scores(model_name: str, queries: Sequence[ClozeQuery], rt: Runt
 
         def compute(part=part):
             nonlocal lm
-            lm = lm or CausalLM.load(model_name, rt)
+            lm = lm or load_lm(model_name, rt)
             res = []
             for q in part:
                 prefix, conts = lm_prefix_and_continuations(q)
