@@ -128,12 +128,39 @@ def test_prompts_structure_and_template():
 
 def test_question_block_layout():
     assert question_block("C.", "Q?", ["a", "b"]) == "Context: C. \n Question: Q? \n Option0: a \n Option1: b \n Answer:"
+    assert question_block("", "Q?", ["a", "b"]) == "Question: Q? \n Option0: a \n Option1: b \n Answer:"
+    assert question_block("C.", "Q?", ["a", "b"], ["r1.", "r2."]) == (
+        "Context: C. \n Question: Q? \n Option0: a \n Option1: b \n Rationale: r1. \n Rationale: r2. \n Answer:")
 
 
 def test_leaked_exemplar_keys(data):
     prompts = load_prompts(GOOD)
     keys = exemplar_keys(prompts.get(5, "vanilla", 0))
-    assert (data.main("train_1").context, data.main("train_1").question) in keys
+    m = data.main("train_1")
+    assert (m.question, m.options) in keys
+    assert keys == exemplar_keys(prompts.without_context().get(5, "vanilla", 0))  # contexts are not in the key
+
+
+def test_without_context(data):
+    bare = data.without_context()
+    assert [m.id for m in bare.mains] == [m.id for m in data.mains] and len(bare.subs) == len(data.subs)
+    assert all(it.context == "" for it in (*bare.mains, *bare.subs))
+    assert bare.sub("train_1_sub1").options == data.sub("train_1_sub1").options
+    assert bare.sub("train_1_sub1").meta == data.sub("train_1_sub1").meta
+    assert data.main("train_1").context  # the original is untouched
+
+    prompts = load_prompts(GOOD)
+    stripped = prompts.without_context()
+    assert set(stripped.batches) == {k for k in prompts.batches if k[1] in ("vanilla", "subq")}
+    assert stripped.instruction == prompts.instruction
+    for key, batches in stripped.batches.items():
+        for b, original in zip(batches, prompts.batches[key]):
+            assert "Context:" not in b.text and b.text.startswith("Question: ")
+            assert b.text.count("Question: ") == len(original.exemplars)
+            assert b.has_none_correct_exemplar == original.has_none_correct_exemplar
+    one = stripped.get(1, "vanilla", 0)
+    e = prompts.get(1, "vanilla", 0).exemplars[0]
+    assert one.text == question_block("", e.question, e.options) + f" The answer is Option{e.label} \n"
 
 
 @pytest.mark.parametrize("malformed, item, message", [

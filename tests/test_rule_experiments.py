@@ -14,6 +14,7 @@ from rcstudy.data.records import MCItem
 from rcstudy.data.rule import load_prompts, load_rule, question_block
 from rcstudy.experiments import rule as ex
 from rcstudy.models.mc import MCConfig
+from rcstudy.papers.rule import T5_COLUMNS
 
 GOOD = Path(__file__).parent / "fixtures" / "data" / "rule"
 
@@ -218,3 +219,128 @@ def test_tables(data, prompts):
     positions = ex.position_table({"last": ex.position_baseline(data, 3)}, data)
     assert positions.loc["last", "Option3"] == 100 and positions.loc["last"].sum() == pytest.approx(100)
     assert positions.loc["gold answers", "Option3"] == pytest.approx(100 * 4 / 20)  # 4 of the 14 subquestions
+
+
+class RationaleCountingLM(FakeLM):
+    """Picks the option numbered by how many ``Rationale:`` lines the question has (mod 4)."""
+
+    def next_token_logprobs(self, prompts, candidates):
+        self.calls += 1
+        out = np.full((len(prompts), len(candidates)), -5.0)
+        for row, p in enumerate(prompts):
+            out[row, p.count("Rationale: ") % len(candidates)] = -0.1
+        return out
+
+
+def test_main_rationales(data):
+    rationale = {s: data.sub(s).options[data.sub(s).label] for s in ("train_1_sub1", "train_1_sub2", "train_1_sub3",
+                                                                      "train_1_sub4", "train_17_sub1", "train_17_sub2")}
+    assert ex.main_rationales(data, "train_1", False, False) == ()
+    assert ex.main_rationales(data, "train_1", True, False) == (rationale["train_1_sub1"],)
+    assert ex.main_rationales(data, "train_1", False, True) == tuple(rationale[f"train_1_sub{k}"] for k in (2, 3, 4))
+    # in the order of the main options: train_17's eliminative option 0 comes before its selective option 1
+    assert ex.main_rationales(data, "train_17", True, True) == (rationale["train_17_sub2"], rationale["train_17_sub1"])
+    # train_17_sub3's answer is "None of the above choices": not a rationale
+    assert ex.main_rationales(data, "train_17", False, True) == (rationale["train_17_sub2"],)
+    assert ex.main_rationales(data, "train_90", False, True) == ()
+    mains = ex.rationale_mains(data)
+    assert [m.id for m in mains.mains] == ["train_1", "train_17", "train_35", "train_61"] and mains.subs == ()
+    assert tuple(ex.RATIONALE_VARIANTS) == T5_COLUMNS
+
+
+def test_rationale_prompts(data, prompts, isolated_cache):
+    item = data.main("train_35")
+    text = ex.prompt_text(prompts, ex.PromptSetting(0), 0, item, ("Because A.", "Because B."))
+    assert text.endswith(f"Option3: {item.options[3]} \n Rationale: Because A. \n Rationale: Because B. \n Answer:")
+    assert text.startswith(prompts.instruction + "Context: ")
+    runs = ex.rationale_systems(fake_lazy(RationaleCountingLM()), prompts, ex.PromptSetting(0), data)
+    assert list(runs) == list(ex.RATIONALE_VARIANTS)
+    picks = {v: s.evals[0].main_pred for v, s in runs.items()}
+    assert picks["no rationale"] == {"train_1": 0, "train_17": 0, "train_35": 0, "train_61": 0}
+    assert picks["+ selective"] == {"train_1": 1, "train_17": 1, "train_35": 1, "train_61": 1}
+    assert picks["+ eliminative"] == {"train_1": 3, "train_17": 1, "train_35": 1, "train_61": 1}
+    assert picks["+ selective and eliminative"] == {"train_1": 0, "train_17": 2, "train_35": 2, "train_61": 2}
+    table = ex.rationale_table({"fake": runs})
+    # main labels: train_1 0, train_17 1, train_35 1, train_61 0
+    assert table.loc["fake", "no rationale"] == 50 and table.loc["fake", "+ selective"] == 50
+    assert table.loc["fake", "+ eliminative"] == 50 and table.loc["fake", "+ selective and eliminative"] == 25
+    assert table.loc["fake", "main questions"] == 4
+    # one-shot: train_48 is batch 0's exemplar, but it is not among the four main questions anyway
+    one = ex.rationale_systems(fake_lazy(RationaleCountingLM()), prompts, ex.PromptSetting(1), data)
+    assert one["+ selective"].info["excluded mains"] == 0 and len(one["+ selective"].evals[0].main_pred) == 4
+
+
+def test_context_ablated_prompting_still_leaves_out_exemplars(data, prompts, isolated_cache):
+    fake = FakeLM(favourite=3)
+    bare = ex.prompting_system(fake_lazy(fake), prompts.without_context(), ex.PromptSetting(5, "vanilla"),
+                               data.without_context())
+    assert bare.info["excluded mains"] == 1 + 1 + 2 + 2 + 2  # as with the context
+    zero = ex.prompt_text(prompts, ex.PromptSetting(0), 0, data.without_context().main("train_1"))
+    assert "Context:" not in zero and zero.startswith(prompts.instruction + "Question: ")
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Which one of the following most weakens Lena's argument?", "Weaken"),
+    ("The reasoning above is flawed because it", "Identify a Flaw"),
+    ("The argument is most vulnerable to criticism on the grounds that it", "Identify a Flaw"),
+    ("The flawed pattern of reasoning above is most similar to that in which one of the following?", "Match Flaws"),
+    ("Which one of the following is most similar in its flawed reasoning to the argument above?", "Match Flaws"),
+    ("Which one of the following arguments is most similar in its reasoning to the argument above?",
+     "Match the Structure"),
+    ("Which one of the following, if assumed, enables the conclusion to be properly drawn?", "Sufficient Assumptions"),
+    ("The officials' argument assumes which one of the following?", "Necessary Assumptions"),
+    ("Which one of the following, if true, most helps to resolve the apparent discrepancy?", "Explain or Resolve"),
+    ("Which one of the following most accurately expresses the main conclusion of the argument?",
+     "Conclusion/Main Point"),
+    ("The statements above, if true, most strongly support which one of the following?", "Most Strongly Supported"),
+    ("If the statements above are true, which one of the following must also be true?", "Implication"),
+    ("Which one of the following, if true, most strengthens the claim that the bakers caused it?", "Strengthen"),
+    ("Which one of the following principles most helps to justify the reasoning above?", "Principle"),
+    ("The claim that taxes rose plays which one of the following roles in the argument?", "Role"),
+    ("Sam and Kim disagree over whether", "Dispute"),
+    ("The argument proceeds by", "Technique"),
+    ("Which one of the following would be most useful to know in order to evaluate the argument?", "Evaluation"),
+    ("What does the passage say about pest control?", "Others"),  # "control" is not "role"
+])
+def test_question_type(question, expected):
+    assert ex.question_type(question) == expected
+
+
+def test_accuracy_by_length(data):
+    right_mains = {m.id: m.label for m in data.mains}
+    wrong_subs = {s.id: (s.label + 1) % 4 for s in data.subs}
+    seed0 = ex.System("s", "x", [ex.Evaluation(None, right_mains, wrong_subs)], data)
+    seed1 = ex.System("s", "x", [ex.Evaluation(None, {**right_mains, "train_1": 1}, wrong_subs)], data)
+    frame = ex.question_frame([seed0, seed1]).set_index(["kind", "id"])
+    assert len(frame) == 6 + 14
+    assert frame.loc[("main question", "train_1"), "right"] == 0.5  # right under one seed of two
+    assert frame.loc[("main question", "train_17"), "right"] == 1
+    assert frame.loc[("subquestion", "train_90_sub1"), "right"] == 0
+    assert frame.loc[("main question", "train_1"), "question words"] == 8  # "Which one of the following must be true?"
+    sub = data.sub("train_90_sub1")  # its None option is left out of the mean option length
+    assert frame.loc[("subquestion", "train_90_sub1"), "option words"] == pytest.approx(
+        np.mean([len(o.split()) for o in sub.options[:3]]))
+    curve = ex.accuracy_by_length(frame.reset_index(), "question words", bins=2)
+    mains, subs = curve[curve["kind"] == "main question"], curve[curve["kind"] == "subquestion"]
+    assert mains["questions"].sum() == 6 and subs["questions"].sum() == 14 and len(mains) == 2
+    assert (subs["accuracy"] == 0).all() and mains["length"].is_monotonic_increasing
+    hand = pd.DataFrame({"kind": ["main question"] * 4, "id": list("abcd"), "question words": [1, 2, 10, 20],
+                         "option words": 1.0, "right": [1.0, 1.0, 0.0, 0.5]})
+    got = ex.accuracy_by_length(hand, "question words", bins=2)
+    assert got["length"].tolist() == [1.5, 15.0] and got["accuracy"].tolist() == [100.0, 25.0]
+
+
+def test_by_type(data):
+    types = {m.id: ("Implication" if m.id in ("train_1", "train_35") else "Weaken") for m in data.mains}
+    truth = {s.id: (s.label if types[s.meta["main_id"]] == "Implication" else (s.label + 1) % 4) for s in data.subs}
+    system = ex.System("s", "x", [ex.Evaluation(None, {m.id: m.label for m in data.mains}, truth)], data)
+    table = ex.by_type_table([system], types)
+    assert table.loc["Implication", "main questions"] == 2 and table.loc["Implication", "subquestions"] == 6
+    assert table.loc["Implication", "SubQ"] == 100 and table.loc["Weaken", "SubQ"] == 0
+    assert table.loc["Weaken", "MainQ"] == 100 and table.loc["Weaken", "Consistency"] == 0
+    p, groups = ex.type_independence(system, types, min_subquestions=1)
+    assert groups == 2 and p < 0.01
+    # Implication (6 subquestions) joins the pooled small types
+    assert ex.type_independence(system, types, min_subquestions=7)[1] == 2
+    all_right = ex.System("s", "x", [ex.Evaluation(None, {}, {s.id: s.label for s in data.subs})], data)
+    assert np.isnan(ex.type_independence(all_right, types)[0])

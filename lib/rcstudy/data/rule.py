@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -46,6 +46,8 @@ RELEASE_COUNTS = {
 }
 
 SHOT_KEYS = {"0shot": 0, "1shot": 1, "5shots": 5}
+#: Families whose exemplars give the answer only (no rationale): ReClor (``vanilla``) and RULE (``subq``).
+ANSWER_ONLY_FAMILIES = ("vanilla", "subq")
 
 
 # --------------------------------------------------------------------------------------------
@@ -96,6 +98,11 @@ class RuleData:
         subs = tuple(s for s in self.subs if s.meta["split"] == k)
         mains = {s.meta["main_id"] for s in subs}
         return RuleData(tuple(m for m in self.mains if m.id in mains), subs)
+
+    def without_context(self) -> "RuleData":
+        """The same questions with every context removed (the context-ablated setting)."""
+        return RuleData(tuple(replace(m, context="") for m in self.mains),
+                        tuple(replace(s, context="") for s in self.subs))
 
     def frame(self) -> pd.DataFrame:
         """One row per subquestion with the fields the analyses group by."""
@@ -319,6 +326,24 @@ class RulePrompts:
                            f"it has {self.families(shots)}") from None
         return batches[batch % len(batches)]
 
+    def without_context(self) -> "RulePrompts":
+        """The answer-only families (``vanilla``, ``subq``) rebuilt with every exemplar's context removed.
+
+        Their stored strings are exactly the exemplars in :func:`exemplar_text`'s layout joined by a
+        space, so the rebuilt prompts differ from the released ones only by the missing contexts.
+        The chain-of-thought families are left out: their rationales refer to the context.
+        """
+        batches = {}
+        for (shots, family), bs in self.batches.items():
+            if family not in ANSWER_ONLY_FAMILIES:
+                continue
+            rebuilt = []
+            for b in bs:
+                exemplars = tuple(replace(e, context="") for e in b.exemplars)
+                rebuilt.append(replace(b, text=" ".join(exemplar_text(e) for e in exemplars), exemplars=exemplars))
+            batches[(shots, family)] = tuple(rebuilt)
+        return RulePrompts(self.instruction, batches)
+
 
 def _prompt_batches(path: Path, key: str, shots: int, fam: dict) -> tuple[PromptBatch, ...]:
     name = fam.get("name")
@@ -374,9 +399,14 @@ def load_prompts(folder: Path | str | None = None) -> RulePrompts:
     return RulePrompts(zero[0]["prompt"], batches)
 
 
-def question_block(context: str, question: str, options: Sequence[str]) -> str:
-    """A question in the released prompt layout, up to and including ``Answer:``."""
-    lines = [f"Context: {context}", f"Question: {question}", *(f"Option{i}: {o}" for i, o in enumerate(options))]
+def question_block(context: str, question: str, options: Sequence[str], rationales: Sequence[str] = ()) -> str:
+    """A question in the released prompt layout, up to and including ``Answer:``.
+
+    An empty ``context`` drops the ``Context:`` line (the context-ablated setting). Each of
+    ``rationales`` adds a ``Rationale:`` line after the options (the paper's Table 5 setting).
+    """
+    lines = [*([f"Context: {context}"] if context else []), f"Question: {question}",
+             *(f"Option{i}: {o}" for i, o in enumerate(options)), *(f"Rationale: {r}" for r in rationales)]
     return " \n ".join(lines) + " \n Answer:"
 
 
@@ -385,6 +415,9 @@ def exemplar_text(e: Exemplar) -> str:
     return question_block(e.context, e.question, e.options) + f" The answer is Option{e.label} \n"
 
 
-def exemplar_keys(batch: PromptBatch) -> set[tuple[str, str]]:
-    """(context, question) of each exemplar: evaluation items with these keys leak into the prompt."""
-    return {(e.context, e.question) for e in batch.exemplars}
+def exemplar_keys(batch: PromptBatch) -> set[tuple[str, tuple[str, ...]]]:
+    """(question, options) of each exemplar: evaluation items with these keys leak into the prompt.
+
+    The context is not part of the key, so a leak is still found when contexts are removed.
+    """
+    return {(e.question, tuple(e.options)) for e in batch.exemplars}

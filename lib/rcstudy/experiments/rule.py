@@ -194,10 +194,11 @@ def negation_table(data: RuleData) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def leaked_mains(unit: RuleData, keys: set[tuple[str, str]]) -> set[str]:
-    """Main questions of ``unit`` that appear, or one of whose subquestions appears, among exemplars."""
-    return ({m.id for m in unit.mains if (m.context, m.question) in keys}
-            | {s.meta["main_id"] for s in unit.subs if (s.context, s.question) in keys})
+def leaked_mains(unit: RuleData, keys: set[tuple[str, tuple[str, ...]]]) -> set[str]:
+    """Main questions of ``unit`` that appear, or one of whose subquestions appears, among exemplars
+    (keys: :func:`~rcstudy.data.rule.exemplar_keys`)."""
+    return ({m.id for m in unit.mains if (m.question, tuple(m.options)) in keys}
+            | {s.meta["main_id"] for s in unit.subs if (s.question, tuple(s.options)) in keys})
 
 
 def prompt_table(prompts: RulePrompts, data: RuleData) -> pd.DataFrame:
@@ -396,9 +397,11 @@ class PromptSetting:
         return cls(int(shots), family, scoring)
 
 
-def prompt_text(prompts: RulePrompts, setting: PromptSetting, batch: int, item: MCItem) -> str:
-    """The full prompt for ``item``: the released exemplars (or instruction), then the question."""
-    block = question_block(item.context, item.question, item.options)
+def prompt_text(prompts: RulePrompts, setting: PromptSetting, batch: int, item: MCItem,
+                rationales: Sequence[str] = ()) -> str:
+    """The full prompt for ``item``: the released exemplars (or instruction), then the question
+    (followed by one ``Rationale:`` line per rationale, the paper's Table 5 setting)."""
+    block = question_block(item.context, item.question, item.options, rationales)
     if setting.family == ZERO_SHOT_COT:
         return prompts.instruction + block + COT_TRIGGER
     if setting.shots == 0:
@@ -420,9 +423,9 @@ class LazyLM:
 
     @cached_property
     def lm(self):
-        from ..models.lm import CausalLM
+        from ..models.lm import load_lm
 
-        return CausalLM.load(self.name, self.rt, max_length=self.max_length)
+        return load_lm(self.name, self.rt, max_length=self.max_length)
 
 
 def _score(lm, texts: Sequence[str], options: Sequence[Sequence[str]], scoring: str, max_new_tokens: int) -> list[int]:
@@ -463,13 +466,17 @@ def lm_predict(lazy: LazyLM, texts: Sequence[str], options: Sequence[Sequence[st
 
 
 def prompting_system(lazy: LazyLM, prompts: RulePrompts, setting: PromptSetting, sample: RuleData, *,
-                     exclude_exemplar_items: bool = True, max_new_tokens: int = 8) -> System:
+                     exclude_exemplar_items: bool = True, max_new_tokens: int = 8,
+                     rationales: Mapping[str, Sequence[str]] | None = None) -> System:
     """Evaluate one prompt setting on ``sample``: split k uses prompt batch k-1 (per the release).
 
     With ``exclude_exemplar_items`` a main question is left out of split k (with its subquestions)
     when it or one of its subquestions is an exemplar of that split's prompt. All prompts of the
     setting go to the model in one cached call, so a prompt shared by two splits is asked once.
+    A sample without subquestions is one unit answered with batch 0. ``rationales`` maps a
+    question id to the rationales appended to its prompt.
     """
+    rationales = rationales or {}
     units, excluded = [], 0
     splits = sample.splits or [None]
     for k in splits:
@@ -484,8 +491,8 @@ def prompting_system(lazy: LazyLM, prompts: RulePrompts, setting: PromptSetting,
         if unit.mains:
             units.append((k, batch, unit))
     items = [(batch, it) for _, batch, unit in units for it in (*unit.mains, *unit.subs)]
-    preds = lm_predict(lazy, [prompt_text(prompts, setting, batch, it) for batch, it in items],
-                       [it.options for _, it in items], setting.scoring, max_new_tokens)
+    texts = [prompt_text(prompts, setting, batch, it, rationales.get(it.id, ())) for batch, it in items]
+    preds = lm_predict(lazy, texts, [it.options for _, it in items], setting.scoring, max_new_tokens)
     evals, start = [], 0
     for k, _, unit in units:
         n_main, n = len(unit.mains), len(unit.mains) + len(unit.subs)
@@ -507,6 +514,59 @@ def lm_alignment(lazy: LazyLM, prompts: RulePrompts, sample: RuleData) -> pd.Dat
     pred = lm_predict(lazy, [prompts.instruction + question_block(it.context, it.question, it.options)
                              for it in items], [it.options for it in items], "letter")
     return alignment_frame(items, pred)
+
+
+# --------------------------------------------------------------------------------------------
+# Rationales appended to the main questions (Table 5)
+
+#: Table 5's variants: which rationales are appended (selective, eliminative).
+RATIONALE_VARIANTS = {
+    "no rationale": (False, False),
+    "+ selective": (True, False),
+    "+ eliminative": (False, True),
+    "+ selective and eliminative": (True, True),
+}
+
+
+def main_rationales(data: RuleData, main_id: str, selective: bool, eliminative: bool) -> tuple[str, ...]:
+    """The rationales Table 5 appends to a main question: the gold answers of its selective and/or
+    eliminative subquestions, in the order of the main options they are about. A subquestion
+    whose answer is "None of the above choices" has no valid rationale and adds nothing."""
+    by_option: dict[int, str] = {}
+    for s in data.subs_of(main_id):
+        wanted = selective if s.meta["selective"] else eliminative
+        if wanted and not s.meta["none_correct"]:
+            by_option.setdefault(s.meta["main_option"], s.options[s.label])
+    return tuple(by_option[k] for k in sorted(by_option))
+
+
+def rationale_mains(data: RuleData) -> RuleData:
+    """The main questions (no subquestions) with a selective and at least one eliminative rationale,
+    so that every variant of Table 5 is asked on the same questions."""
+    return RuleData(tuple(m for m in data.mains if main_rationales(data, m.id, True, False)
+                          and main_rationales(data, m.id, False, True)), ())
+
+
+def rationale_systems(lazy: LazyLM, prompts: RulePrompts, setting: PromptSetting, sample: RuleData, *,
+                      exclude_exemplar_items: bool = True) -> dict[str, System]:
+    """Table 5's analog: the main questions of ``sample`` that take every variant, answered with
+    each variant's rationales appended (one unit, prompt batch 0)."""
+    mains = rationale_mains(sample)
+    return {variant: prompting_system(lazy, prompts, setting, mains, exclude_exemplar_items=exclude_exemplar_items,
+                                      rationales={m.id: main_rationales(sample, m.id, sel, elim) for m in mains.mains})
+            for variant, (sel, elim) in RATIONALE_VARIANTS.items()}
+
+
+def rationale_table(runs: Mapping[str, Mapping[str, System]]) -> pd.DataFrame:
+    """MainQ accuracy (%) per run (rows) and variant (columns), and the main questions asked."""
+    rows = {}
+    for name, by_variant in runs.items():
+        row = {v: unit_scores(s.data, s.evals[0])["MainQ"] if s.evals else float("nan") for v, s in by_variant.items()}
+        row["main questions"] = max((len(s.evals[0].main_pred) for s in by_variant.values() if s.evals), default=0)
+        rows[name] = row
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "system"
+    return table
 
 
 # --------------------------------------------------------------------------------------------
@@ -580,6 +640,118 @@ def by_subquestion_count(system: System) -> pd.DataFrame:
                           "MainQ-wise SubQ": 100 * g["sub_acc"].mean(), "Consistency": 100 * g["consistent"].mean()})
     table.index.name = "subquestions of the main question"
     return table
+
+
+# --------------------------------------------------------------------------------------------
+# Length (Appendix I) and ReClor question type (Appendix L)
+
+#: ReClor question types from the question text, first match wins (the ReClor spec's keyword
+#: rules; a stand-in: ReClor annotates types on its test set only, and RULE uses train questions).
+TYPE_RULES = (
+    ("Match Flaws", r"\bflawed (pattern|reasoning)\b.*\bsimilar\b|\bsimilar\b.*\bflawed\b"),
+    ("Match the Structure", r"\bpattern of reasoning\b.*\bsimilar\b|\bsimilar in (its|their) reasoning\b|\bparallel"),
+    ("Identify a Flaw", r"\bflaw|\bvulnerable to (the )?criticism\b|\bquestionable\b"),
+    ("Role", r"\broles?\b"),
+    ("Technique", r"\btechnique\b|\bproceeds by\b|\bmethod of (reasoning|argument)\b|\bresponds?\b.*\bby\b"),
+    ("Dispute", r"\bdisagree|\bdispute|\bpoint at issue\b"),
+    ("Principle", r"\bprinciple"),
+    ("Explain or Resolve", r"\bexplain|\bresolve|\bdiscrepancy\b|\bparadox"),
+    ("Sufficient Assumptions",
+     r"\bif assumed\b|\bfollows logically if\b|\bproperly drawn if\b|\benables?\b.*\binferred\b"),
+    ("Necessary Assumptions", r"\bassumption|\bassumes?\b|\bdepends on\b|\brelies on\b|\brequired\b"),
+    ("Weaken", r"\bweaken|\bundermine|\bcasts?\b.*\bdoubt\b|\bcalls? into question\b|\bchalleng"),
+    ("Strengthen", r"\bstrengthen|\bsupports? the (argument|conclusion|claim)\b|\bjustify"),
+    ("Evaluation", r"\bevaluat"),
+    ("Conclusion/Main Point", r"\bmain (point|conclusion)\b|\boverall conclusion\b|\bexpresses the conclusion\b"),
+    ("Most Strongly Supported", r"\bmost strongly support|\bbest supported\b"),
+    ("Implication", r"\bmust (also )?be true\b|\blogically follows\b|\bproperly inferred\b|\bcan be inferred\b"),
+)
+#: Question types with fewer subquestions are pooled in :func:`type_independence`'s test.
+TYPE_MIN_SUBQUESTIONS = 30
+_TYPE_PATTERNS = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in TYPE_RULES)
+
+
+def question_type(question: str) -> str:
+    """The ReClor question type a keyword rule assigns to a question text ("Others" if none fits)."""
+    return next((name for name, rx in _TYPE_PATTERNS if rx.search(question)), "Others")
+
+
+def option_words(item: MCItem) -> float:
+    """Mean whitespace words per option, "None of the above choices" left out."""
+    lengths = [len(o.split()) for o in item.options if o.strip() != NONE_OPTION]
+    return float(np.mean(lengths)) if lengths else float("nan")
+
+
+def question_frame(systems: Sequence[System]) -> pd.DataFrame:
+    """One row per question the systems answered: main question or subquestion, its length in
+    words (question text; mean option), and the share of right answers over every unit of every
+    system given (seeds, splits)."""
+    answers: dict[tuple[str, str], list[bool]] = {}
+    items: dict[tuple[str, str], MCItem] = {}
+    for system in systems:
+        for ev in system.evals:
+            for kind, preds, get in (("main question", ev.main_pred, system.data.main),
+                                     ("subquestion", ev.sub_pred, system.data.sub)):
+                for q, p in preds.items():
+                    items[(kind, q)] = get(q)
+                    answers.setdefault((kind, q), []).append(p == items[(kind, q)].label)
+    return pd.DataFrame([{"kind": kind, "id": q, "question words": len(items[(kind, q)].question.split()),
+                          "option words": option_words(items[(kind, q)]), "right": float(np.mean(ok))}
+                         for (kind, q), ok in answers.items()])
+
+
+def accuracy_by_length(frame: pd.DataFrame, column: str, bins: int = 4) -> pd.DataFrame:
+    """Accuracy (%) in ``bins`` quantile bins of ``column``, main questions and subquestions
+    binned separately (their lengths differ); each bin is placed at its median length."""
+    rows = []
+    for kind, g in frame.dropna(subset=[column]).groupby("kind"):
+        cut = pd.qcut(g[column], min(bins, g[column].nunique()), duplicates="drop")
+        for _, b in g.groupby(cut, observed=True):
+            rows.append({"kind": kind, "length": float(b[column].median()), "questions": len(b),
+                         "accuracy": 100 * b["right"].mean()})
+    return pd.DataFrame(rows, columns=["kind", "length", "questions", "accuracy"])
+
+
+def restrict(data: RuleData, ev: Evaluation, main_ids: set[str]) -> Evaluation:
+    """``ev`` on the main questions ``main_ids`` and their subquestions only."""
+    return Evaluation(ev.split, {m: p for m, p in ev.main_pred.items() if m in main_ids},
+                      {s: p for s, p in ev.sub_pred.items() if data.sub(s).meta["main_id"] in main_ids})
+
+
+def by_type_table(systems: Sequence[System], types: Mapping[str, str]) -> pd.DataFrame:
+    """The metrics per question type of the main question (``types``: main id → type), the mean
+    over ``systems`` (e.g. one per seed); split units are pooled first."""
+    rows = {}
+    for t in sorted(set(types.values())):
+        ids = {m for m, v in types.items() if v == t}
+        per = []
+        for system in systems:
+            ev = system.evals[0] if len(system.evals) == 1 else pooled(system.data, system.evals)
+            per.append(unit_scores(system.data, restrict(system.data, ev, ids)))
+        if not per[0]["main questions"]:
+            continue
+        rows[t] = {"main questions": per[0]["main questions"], "subquestions": per[0]["subquestions"],
+                   **{k: float(np.mean([p[k] for p in per])) for k in METRICS}}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "question type (keyword rule)"
+    return table
+
+
+def type_independence(system: System, types: Mapping[str, str],
+                      min_subquestions: int = TYPE_MIN_SUBQUESTIONS) -> tuple[float, int]:
+    """Chi-square test that subquestion correctness does not depend on the main question's type
+    (types with fewer than ``min_subquestions`` pooled into one group): (p-value, groups)."""
+    from scipy.stats import chi2_contingency
+
+    ev = system.evals[0] if len(system.evals) == 1 else pooled(system.data, system.evals)
+    f = sub_correct(system.data, ev)
+    f["type"] = f["main_id"].map(types)
+    counts = f["type"].value_counts()
+    f["type"] = f["type"].where(f["type"].map(counts) >= min_subquestions, "(small types)")
+    table = pd.crosstab(f["type"], f["right"])
+    if table.shape[0] < 2 or table.shape[1] < 2:
+        return float("nan"), table.shape[0]
+    return float(chi2_contingency(table.to_numpy())[1]), table.shape[0]
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ not in it, so every other cell of those tables is ``None`` (printed "n/a"). Two 
 are derived from the text (the best model's score plus the stated gap) and say so in ``note``.
 """
 
+from ..data.reclor import QUESTION_TYPES
 from . import Citation, Published
 
 CITATION = Citation(
@@ -19,6 +20,8 @@ CITATION = Citation(
 P = "rule"
 T2 = "Table 2"
 T2_COLUMNS = ("MainQ", "SubQ", "Selective", "Eliminative", "Consistency", "MainQ-wise SubQ")
+#: Table 5's variants: which rationales are appended to the main question.
+T5_COLUMNS = ("no rationale", "+ selective", "+ eliminative", "+ selective and eliminative")
 NOT_IN_TEXT = "not in the source text"
 
 
@@ -73,6 +76,14 @@ NUMBERS: list[Published] = [
     # §5 human-written vs model-written rationales, 50 manual comparisons
     Published(P, "§5 rationale quality", "human-written rationale better", "count", 35),
     Published(P, "§5 rationale quality", "model-written rationale better", "count", 15),
+    # Table 5: rationales appended to the main questions (five-shot InstructGPT, MainQ accuracy).
+    # Only the direction is in the text (§5): better with the selective rationale, worse with the
+    # eliminative ones, "even if it is provided with the selective rationale".
+    *_row("Table 5", "InstructGPT, five-shot", {}, columns=T5_COLUMNS),
+    # Appendix M (context-ablated setting) and Appendix L (accuracy by ReClor question type) are
+    # referenced (§5) but not in the text; which models they cover is not stated either.
+    *_row("Appendix M", "context-ablated setting (models not stated)", {}),
+    *[Published(P, "Appendix L", t, "SubQ", None, NOT_IN_TEXT) for t in QUESTION_TYPES],
     # Table 4: reasoning types of 100 random subquestions / 100 InstructGPT errors (manual annotation)
     *[Published(P, "Table 4", row, col, v) for row, vals in {
         "Contextual": (37, 47, 28, 22, 65, 69),
