@@ -104,3 +104,12 @@ def test_span_extractor_runs_on_fixtures(rt, tmp_path, monkeypatch):
     free, cand, losses = ex.span_extractor(cfg, data.train, data.eval, [0], rt)
     assert len(free.ids) == len(data.eval) and losses[0]
     assert all(any(p == e.text for e in q.entities) for q, p in zip(data.eval, cand.predictions.values()))
+
+
+def test_span_extractor_windows_refuse_a_stride_that_leaves_no_room():
+    from rcstudy.models import load_tokenizer
+
+    examples = _synthetic(2)
+    with pytest.raises(ValueError, match="stride .* must be below the room"):
+        sr._windows(load_tokenizer("tiny-bert"), examples, sr.ExtractorConfig(max_length=32, stride=28))
+    assert sr._windows(load_tokenizer("tiny-bert"), examples, sr.ExtractorConfig(max_length=32, stride=8))["input_ids"]

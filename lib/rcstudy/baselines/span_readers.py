@@ -417,6 +417,12 @@ class ExtractorConfig:
 
 def _windows(tok, examples: Sequence[SpanExample], cfg: ExtractorConfig) -> dict:
     """Question + passage windows with overflow (stride), their offsets and the example each comes from."""
+    longest = max((len(tok(e.question, add_special_tokens=False)["input_ids"]) for e in examples), default=0)
+    room = cfg.max_length - longest - tok.num_special_tokens_to_add(pair=True)
+    if cfg.stride >= room:  # the fast tokenizer would panic with a message that names neither
+        raise ValueError(f"the span extractor's stride ({cfg.stride} tokens) must be below the room its "
+                         f"{cfg.max_length}-token windows leave for the passage after the longest question "
+                         f"({room} tokens): lower the stride or lengthen the windows")
     enc = tok([e.question for e in examples], [e.context for e in examples], truncation="only_second",
               max_length=cfg.max_length, stride=cfg.stride, return_overflowing_tokens=True,
               return_offsets_mapping=True)
