@@ -109,3 +109,43 @@ def test_timings_keep_the_latest_and_the_latest_cold_run(tmp_path, monkeypatch):
     assert run.read_timings(tmp_path) == {"quick": {"demo": {"latest": 3.0, "cold": 600.0}}}
     (tmp_path / "cache" / "results" / "some-result").mkdir(parents=True)
     assert not run.cache_is_empty()
+
+
+READER = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+rcstudy:
+  reads: [demo]
+---
+# Reader
+
+```{code-cell} ipython3
+:tags: [parameters]
+profile = "quick"
+```
+"""
+
+
+def test_build_reruns_only_the_chapters_whose_inputs_changed(demo_chapter, monkeypatch, tmp_path):
+    for var in ("RCSTUDY_DATA", "RCSTUDY_BOOK_ROOT", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.setenv(var, "")  # run_chapters sets them for the kernels; restored after the test
+    monkeypatch.setenv("RCSTUDY_CACHE", str(tmp_path / "cache"))
+    chapters = run.CHAPTERS_DIR
+    (chapters / "reader.md").write_text(READER)
+    (chapters / "params" / "reader.smoke.yaml").write_text("{}\n")
+
+    def executed() -> set[str]:
+        results = run.run_chapters(["demo", "reader"], "smoke", root=demo_chapter, skip_unchanged=True)
+        assert all(r.ok for r in results), [r.message for r in results]
+        return {r.chapter for r in results if not r.skipped}
+
+    assert executed() == {"demo", "reader"}
+    assert executed() == set()  # nothing changed
+    (chapters / "reader.md").write_text(READER + "\nA text-only change.\n")
+    assert executed() == {"reader"}
+    (chapters / "params" / "demo.smoke.yaml").write_text("fail: false\nunused: 1\n")
+    assert executed() == {"demo", "reader"}  # the reader reads the demo chapter
+    assert run.run_chapters(["demo"], "smoke", root=demo_chapter)[0].skipped is False  # `run` always executes
+    monkeypatch.setenv("RCSTUDY_REFRESH", "1")
+    assert executed() == {"demo", "reader"}

@@ -20,8 +20,9 @@ c. **FLOP/s**: the matmul FLOPs of the training runs of (a), counted from the te
    measured ``torch.matmul`` rate in the same dtype (fp32 on CPU, bf16 on CUDA).
 d. **book** (optional, ``--stages book``): the wall time of building the book in a profile, cold
    (as recorded by the runner in ``book/timings.json``, or measured with ``book_cold=true``)
-   and warm (the chapters re-executed with the result cache filled, as after a text-only
-   change), and the peak memory of the largest process.
+   warm in two ways (every chapter re-executed with the result cache filled; and a rebuild after a
+   text-only edit of ``book_edited``, which re-executes that chapter and the pages that read it),
+   and the peak memory of the largest process.
 
 Results go to ``<out>/<device>.json`` and, as a markdown table, ``<out>/<device>.md``
 (``<out>`` defaults to ``benchmarks/results``); the book's appendix page shows them. Every size
@@ -80,6 +81,7 @@ class BenchConfig:
     peak_reps: int = 5
     book_profile: str = "quick"
     book_cold: bool = False  # also measure a cold build (an hour on 2 cores) instead of reading it
+    book_edited: str = "reclor"  # the chapter whose text the warm rebuild treats as edited
 
 
 PRESETS = {
@@ -470,6 +472,15 @@ def _timed_build(profile: str, root: Path, env: dict) -> dict:
     return {**result, "chapters": recorded_timings(profile, root, kind="latest")}
 
 
+def forget_inputs(notebook: Path) -> None:
+    """Make a published chapter look edited: the next build re-executes it (and its readers)."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    nb.metadata.get("rcstudy", {}).pop("inputs", None)
+    nbformat.write(nb, notebook)
+
+
 def stage_book(cfg: BenchConfig) -> dict:
     """Stage d: the book built in ``cfg.book_profile`` into a temporary root, warm (and cold)."""
     profile = cfg.book_profile
@@ -489,8 +500,12 @@ def stage_book(cfg: BenchConfig) -> dict:
         else:
             result["cold"] = {"seconds": sum(recorded.values()), "chapters": recorded,
                               "source": "book/timings.json (chapter execution only)"}
-        _log(f"▶ d. warm build of the {profile} book")
-        result["warm"] = _timed_build(profile, Path(tmp) / "warm", env)
+        root = Path(tmp) / "warm"
+        _log(f"▶ d. warm build of the {profile} book (every chapter re-executed, results cached)")
+        result["warm_all"] = _timed_build(profile, root, env)
+        forget_inputs(root / "book" / f"{cfg.book_edited}.ipynb")
+        _log(f"▶ d. rebuild after a text-only edit of {cfg.book_edited}")
+        result["warm"] = {**_timed_build(profile, root, env), "edited": cfg.book_edited}
     return result
 
 
@@ -549,9 +564,10 @@ def summary_rows(results: dict) -> list[dict]:
         name = f"d. book build ({b['profile']} profile)"
         add(name, f"cold, minutes ({b['cold']['source']})", f"{b['cold']['seconds'] / 60:.1f}", "", "",
             f"≤ {TARGETS['cold_build_s'] / 60:g}", _yes(b["cold"]["seconds"] <= TARGETS["cold_build_s"]))
-        add(name, "warm (cache filled), minutes", f"{b['warm']['seconds'] / 60:.1f}", "", "",
-            f"≤ {TARGETS['warm_build_s'] / 60:g}", _yes(b["warm"]["seconds"] <= TARGETS["warm_build_s"]))
-        peaks = [x["peak_rss_mb"] for x in (b["cold"], b["warm"]) if "peak_rss_mb" in x]
+        add(name, "warm, every chapter re-executed (cache filled), minutes", f"{b['warm_all']['seconds'] / 60:.1f}")
+        add(name, f"after a text-only edit of {b['warm']['edited']}, minutes", f"{b['warm']['seconds'] / 60:.1f}",
+            "", "", f"≤ {TARGETS['warm_build_s'] / 60:g}", _yes(b["warm"]["seconds"] <= TARGETS["warm_build_s"]))
+        peaks = [x["peak_rss_mb"] for x in (b["cold"], b["warm_all"], b["warm"]) if "peak_rss_mb" in x]
         add(name, "peak memory of one process, GB", f"{max(peaks) / 1024:.1f}")
     return rows
 

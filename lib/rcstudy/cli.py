@@ -25,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
                        help="book root to publish into (default: the project; tests use a temporary one)")
 
     add_run_options(sub.add_parser("run", help="execute chapters with papermill and publish the successes"))
-    build = sub.add_parser("build", help="run chapters, then render the HTML book (-W)")
+    build = sub.add_parser("build", help="run the chapters whose inputs changed since they were published, "
+                                         "then render the HTML book (-W)")
     add_run_options(build)
     build.add_argument("--no-run", action="store_true", help="only render what is already published")
     sub.add_parser("chapters", help="list the chapters in book order")
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             parser.error(str(e))
         results = run.run_chapters(chapters, args.profile, overrides, online=args.online,
-                                   refresh=args.refresh, root=root)
+                                   refresh=args.refresh, root=root, skip_unchanged=args.command == "build")
         failed = [r for r in results if not r.ok]
         if failed:
             for r in failed:

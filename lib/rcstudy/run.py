@@ -5,10 +5,15 @@ MyST), injects ``chapters/params/<name>.<profile>.yaml`` plus ``-p key=value`` o
 the cell tagged ``parameters``, executes it into a staging folder and, if every cell ran, moves
 the executed notebook to ``<book root>/book/<name>.ipynb``. A failure keeps the last published
 notebook untouched, leaves the failed one in ``_build/failed/`` and names the chapter and cell.
+
+Every published notebook records a fingerprint of its inputs (:func:`chapter_inputs`).
+``rcstudy build`` executes only the chapters whose inputs changed since they were published,
+so a text edit re-runs one chapter (and the pages that read it), not the book.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -19,8 +24,9 @@ from pathlib import Path
 
 import yaml
 
-from .cache import atomic_write_bytes
-from .settings import PROJECT_ROOT, book_root, cache_dir, hf_home, refresh_requested
+from . import __version__
+from .cache import atomic_write_bytes, fingerprint
+from .settings import PROJECT_ROOT, book_root, cache_dir, data_dir, hf_home, refresh_requested
 
 CHAPTERS_DIR = PROJECT_ROOT / "chapters"
 PARAMS_DIR = CHAPTERS_DIR / "params"
@@ -71,6 +77,59 @@ class ChapterResult:
     ok: bool
     seconds: float
     message: str = ""
+    inputs: str = ""  # the fingerprint of what the chapter was computed from
+    skipped: bool = False  # published and up to date: not executed again
+
+
+LIBRARY_DIR = Path(__file__).resolve().parent
+
+
+def chapter_dependencies(chapter: str) -> dict:
+    """What a chapter reads besides its source, parameters, the library and the data, as its front
+    matter declares it: ``rcstudy: {reads: [chapters] or all, files: [paths in the project]}``.
+    ``all`` means every chapter before it in the book."""
+    import jupytext
+
+    return jupytext.read(CHAPTERS_DIR / f"{chapter}.md").metadata.get("rcstudy", {})
+
+
+def _tree_digest(paths, *, contents: bool, base: Path) -> str:
+    """A digest of files (by content, or by size and time for big data) under ``paths``."""
+    h = hashlib.sha256()
+    for path in paths:
+        files = sorted(p for p in Path(path).rglob("*") if p.is_file()) if Path(path).is_dir() else \
+            [Path(path)] if Path(path).is_file() else []
+        for f in files:
+            h.update(str(f.relative_to(base) if f.is_relative_to(base) else f).encode())
+            if contents:
+                h.update(f.read_bytes())
+            else:
+                st = f.stat()
+                h.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:20]
+
+
+def chapter_inputs(chapter: str, profile: str, params: dict, upstream: dict[str, str]) -> str:
+    """A fingerprint of everything a chapter's published notebook is computed from: its source and
+    parameters, the library's code, the data directory's files (names, sizes and times), the
+    project files its front matter lists, and the fingerprints of the chapters it reads."""
+    deps = chapter_dependencies(chapter)
+    return fingerprint({
+        "source": _tree_digest([CHAPTERS_DIR / f"{chapter}.md"], contents=True, base=PROJECT_ROOT),
+        "profile": profile, "params": params, "rcstudy": __version__,
+        "library": _tree_digest(sorted(LIBRARY_DIR.rglob("*.py")), contents=True, base=LIBRARY_DIR),
+        "data": _tree_digest([data_dir()], contents=False, base=data_dir()),
+        "files": _tree_digest([PROJECT_ROOT / f for f in deps.get("files", [])], contents=True, base=PROJECT_ROOT),
+        "reads": upstream,
+    })
+
+
+def published_inputs(chapter: str, root: Path) -> str:
+    """The input fingerprint recorded in a chapter's published notebook ("" if none)."""
+    path = root / "book" / f"{chapter}.ipynb"
+    if not path.exists():
+        return ""
+    return json.loads(path.read_text()).get("metadata", {}).get("rcstudy", {}).get("inputs", "")
 
 
 SMOKE_DATA = PROJECT_ROOT / "tests" / "fixtures" / "data"
@@ -95,8 +154,13 @@ def configure_environment(profile: str, *, online: bool, refresh: bool) -> None:
 
 
 def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *,
-                    root: Path | None = None, progress: bool = True) -> ChapterResult:
-    """Execute one chapter; publish the notebook only if every cell succeeded."""
+                    root: Path | None = None, progress: bool = True, upstream: dict[str, str] | None = None,
+                    skip_unchanged: bool = False) -> ChapterResult:
+    """Execute one chapter; publish the notebook only if every cell succeeded.
+
+    ``upstream`` holds the input fingerprints of the chapters this one reads; with
+    ``skip_unchanged`` a chapter published from the same inputs is not executed again.
+    """
     import jupytext
     import papermill
     from papermill.exceptions import PapermillExecutionError
@@ -109,6 +173,9 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
         params = load_params(chapter, profile, overrides)
     except FileNotFoundError as e:
         return ChapterResult(chapter, False, 0.0, str(e))
+    inputs = chapter_inputs(chapter, profile, params, upstream or {})
+    if skip_unchanged and not refresh_requested() and published_inputs(chapter, root) == inputs:
+        return ChapterResult(chapter, True, 0.0, "(published from the same inputs: not re-run)", inputs, skipped=True)
     staging = root / "_build" / "staging" / f"{chapter}.ipynb"
     failed = root / "_build" / "failed" / f"{chapter}.ipynb"
     published = root / "book" / f"{chapter}.ipynb"
@@ -126,14 +193,15 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
         seconds = time.perf_counter() - start
         return ChapterResult(chapter, False, seconds,
                              f"chapter {chapter!r} failed in cell {e.cell_index} (In [{e.exec_count}]): "
-                             f"{e.ename}: {e.evalue}\n  the failed notebook is {failed}")
-    collapse_parameter_cells(staging)
+                             f"{e.ename}: {e.evalue}\n  the failed notebook is {failed}", inputs)
+    finish_notebook(staging, inputs)
     os.replace(staging, published)
-    return ChapterResult(chapter, True, time.perf_counter() - start)
+    return ChapterResult(chapter, True, time.perf_counter() - start, inputs=inputs)
 
 
-def collapse_parameter_cells(path: Path) -> None:
-    """Collapse the defaults cell and papermill's injected-parameters cell on the rendered page."""
+def finish_notebook(path: Path, inputs: str) -> None:
+    """Collapse the defaults cell and papermill's injected-parameters cell on the rendered page, and
+    record the fingerprint of the notebook's inputs."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -141,6 +209,7 @@ def collapse_parameter_cells(path: Path) -> None:
         tags = c.metadata.setdefault("tags", [])
         if ("parameters" in tags or "injected-parameters" in tags) and "hide-cell" not in tags:
             tags.append("hide-cell")
+    nb.metadata.setdefault("rcstudy", {})["inputs"] = inputs
     nbformat.write(nb, path)
 
 
@@ -182,19 +251,30 @@ def record_timing(result: ChapterResult, profile: str, root: Path, *, cold: bool
 
 
 def run_chapters(chapters: list[str], profile: str, overrides: dict | None = None, *,
-                 online: bool = False, refresh: bool = False, root: Path | None = None) -> list[ChapterResult]:
+                 online: bool = False, refresh: bool = False, root: Path | None = None,
+                 skip_unchanged: bool = False) -> list[ChapterResult]:
+    """Execute ``chapters`` in order (see :func:`execute_chapter`); stops at nothing, reports all."""
     root = root or book_root()
     configure_environment(profile, online=online, refresh=refresh)
     os.environ["RCSTUDY_BOOK_ROOT"] = str(root)
     cold = refresh_requested() or cache_is_empty()
+    book_order = toc_chapters()
+    inputs: dict[str, str] = {}
     results = []
     for chapter in chapters:
+        reads = chapter_dependencies(chapter).get("reads", [])
+        if reads == "all":
+            reads = book_order[:book_order.index(chapter)]
+        upstream = {c: inputs.get(c) or published_inputs(c, root) for c in reads}
         print(f"▶ {chapter} ({profile}{', cold' if cold else ''})", file=sys.stderr, flush=True)
-        result = execute_chapter(chapter, profile, overrides, root=root)
+        result = execute_chapter(chapter, profile, overrides, root=root, upstream=upstream,
+                                 skip_unchanged=skip_unchanged)
         status = "ok" if result.ok else "FAILED"
         print(f"  {status} in {result.seconds:.0f} s {result.message}", file=sys.stderr, flush=True)
         results.append(result)
-        record_timing(result, profile, root, cold=cold)  # at once: later pages (teaching) show it
+        inputs[chapter] = result.inputs
+        if not result.skipped:
+            record_timing(result, profile, root, cold=cold)  # at once: later pages (teaching) show it
     return results
 
 
