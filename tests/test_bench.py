@@ -134,3 +134,13 @@ def test_book_stage_needs_a_recorded_build(tmp_path, monkeypatch):
     (tmp_path / "book" / "timings.json").write_text(json.dumps(recorded))
     assert bench.recorded_timings("quick") == {"intro": 7.0}
     assert bench.recorded_timings("quick", kind="latest") == {"intro": 2.0, "reclor": 600.5}
+
+
+def test_the_text_edit_of_the_book_stage_changes_one_chapter_in_a_copy(tmp_path):
+    from rcstudy.run import CHAPTERS_DIR
+
+    copy = bench.edited_chapters(tmp_path / "chapters", "reclor")
+    assert (copy / "reclor.md").read_text().startswith((CHAPTERS_DIR / "reclor.md").read_text())
+    assert (copy / "reclor.md").read_text() != (CHAPTERS_DIR / "reclor.md").read_text()
+    assert (copy / "rule.md").read_text() == (CHAPTERS_DIR / "rule.md").read_text()
+    assert (copy / "params" / "reclor.quick.yaml").exists()

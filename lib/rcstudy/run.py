@@ -26,9 +26,9 @@ import yaml
 
 from . import __version__
 from .cache import atomic_write_bytes, fingerprint
-from .settings import PROJECT_ROOT, book_root, cache_dir, data_dir, hf_home, refresh_requested
+from .settings import PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, hf_home, refresh_requested
 
-CHAPTERS_DIR = PROJECT_ROOT / "chapters"
+CHAPTERS_DIR = chapters_dir()
 PARAMS_DIR = CHAPTERS_DIR / "params"
 PROFILES = ("smoke", "quick", "full")
 BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib", "_assets")
@@ -115,7 +115,7 @@ def chapter_inputs(chapter: str, profile: str, params: dict, upstream: dict[str,
     project files its front matter lists, and the fingerprints of the chapters it reads."""
     deps = chapter_dependencies(chapter)
     return fingerprint({
-        "source": _tree_digest([CHAPTERS_DIR / f"{chapter}.md"], contents=True, base=PROJECT_ROOT),
+        "source": _tree_digest([CHAPTERS_DIR / f"{chapter}.md"], contents=True, base=CHAPTERS_DIR),
         "profile": profile, "params": params, "rcstudy": __version__,
         "library": _tree_digest(sorted(LIBRARY_DIR.rglob("*.py")), contents=True, base=LIBRARY_DIR),
         "data": _tree_digest([data_dir()], contents=False, base=data_dir()),

@@ -23,6 +23,11 @@ def data_dir() -> Path:
     return _path_from_env("RCSTUDY_DATA", PROJECT_ROOT / "data")
 
 
+def chapters_dir() -> Path:
+    """The chapters' MyST sources and their ``params/``: ``$RCSTUDY_CHAPTERS``, else ``chapters/``."""
+    return _path_from_env("RCSTUDY_CHAPTERS", PROJECT_ROOT / "chapters")
+
+
 def cache_dir() -> Path:
     """Root of every on-disk cache (results, converted models, HF_HOME)."""
     return _path_from_env("RCSTUDY_CACHE", PROJECT_ROOT / ".cache")
