@@ -13,7 +13,6 @@ so a text edit re-runs one chapter (and the pages that read it), not the book.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -25,7 +24,7 @@ from pathlib import Path
 import yaml
 
 from . import __version__
-from .cache import atomic_write_bytes, fingerprint
+from .cache import atomic_write_bytes, file_checksum, fingerprint
 from .settings import PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, hf_home, refresh_requested
 
 CHAPTERS_DIR = chapters_dir()
@@ -93,33 +92,30 @@ def chapter_dependencies(chapter: str) -> dict:
     return jupytext.read(CHAPTERS_DIR / f"{chapter}.md").metadata.get("rcstudy", {})
 
 
-def _tree_digest(paths, *, contents: bool, base: Path) -> str:
-    """A digest of files (by content, or by size and time for big data) under ``paths``."""
-    h = hashlib.sha256()
-    for path in paths:
-        files = sorted(p for p in Path(path).rglob("*") if p.is_file()) if Path(path).is_dir() else \
-            [Path(path)] if Path(path).is_file() else []
-        for f in files:
-            h.update(str(f.relative_to(base) if f.is_relative_to(base) else f).encode())
-            if contents:
-                h.update(f.read_bytes())
-            else:
+def _files_fingerprint(paths, *, base: Path, contents: bool = True) -> str:
+    """The files under ``paths`` (folders are walked), each by its content or, for the data, by its
+    size and time; names relative to ``base``."""
+    files = {}
+    for path in map(Path, paths):
+        for f in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            if f.is_file():
                 st = f.stat()
-                h.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
-    return h.hexdigest()[:20]
+                name = str(f.relative_to(base) if f.is_relative_to(base) else f)
+                files[name] = file_checksum(f) if contents else f"{st.st_size}:{st.st_mtime_ns}"
+    return fingerprint(files)
 
 
-def chapter_inputs(chapter: str, profile: str, params: dict, upstream: dict[str, str]) -> str:
+def chapter_inputs(chapter: str, profile: str, params: dict, deps: dict, upstream: dict[str, str]) -> str:
     """A fingerprint of everything a chapter's published notebook is computed from: its source and
     parameters, the library's code, the data directory's files (names, sizes and times), the
-    project files its front matter lists, and the fingerprints of the chapters it reads."""
-    deps = chapter_dependencies(chapter)
+    project files its front matter lists (``deps``, see :func:`chapter_dependencies`), and the
+    fingerprints of the chapters it reads (``upstream``)."""
     return fingerprint({
-        "source": _tree_digest([CHAPTERS_DIR / f"{chapter}.md"], contents=True, base=CHAPTERS_DIR),
+        "source": _files_fingerprint([CHAPTERS_DIR / f"{chapter}.md"], base=CHAPTERS_DIR),
         "profile": profile, "params": params, "rcstudy": __version__,
-        "library": _tree_digest(sorted(LIBRARY_DIR.rglob("*.py")), contents=True, base=LIBRARY_DIR),
-        "data": _tree_digest([data_dir()], contents=False, base=data_dir()),
-        "files": _tree_digest([PROJECT_ROOT / f for f in deps.get("files", [])], contents=True, base=PROJECT_ROOT),
+        "library": _files_fingerprint(sorted(LIBRARY_DIR.rglob("*.py")), base=LIBRARY_DIR),
+        "data": _files_fingerprint([data_dir()], base=data_dir(), contents=False),
+        "files": _files_fingerprint([PROJECT_ROOT / f for f in deps.get("files", [])], base=PROJECT_ROOT),
         "reads": upstream,
     })
 
@@ -173,7 +169,8 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
         params = load_params(chapter, profile, overrides)
     except FileNotFoundError as e:
         return ChapterResult(chapter, False, 0.0, str(e))
-    inputs = chapter_inputs(chapter, profile, params, upstream or {})
+    nb = jupytext.read(source)
+    inputs = chapter_inputs(chapter, profile, params, nb.metadata.get("rcstudy", {}), upstream or {})
     if skip_unchanged and not refresh_requested() and published_inputs(chapter, root) == inputs:
         return ChapterResult(chapter, True, 0.0, "(published from the same inputs: not re-run)", inputs, skipped=True)
     staging = root / "_build" / "staging" / f"{chapter}.ipynb"
@@ -181,7 +178,6 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
     published = root / "book" / f"{chapter}.ipynb"
     for p in (staging, failed, published):
         p.parent.mkdir(parents=True, exist_ok=True)
-    nb = jupytext.read(source)
     start = time.perf_counter()
     try:
         papermill.execute_notebook(

@@ -102,12 +102,9 @@ def load_multiple_choice(name: str, seed: int = 0):
     Encoders get Transformers' multiple-choice class; decoder-only models, which have none, get
     :class:`DecoderForMultipleChoice`.
     """
-    config = model_config(name)
-    if config.model_type in MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES:
-        if name in TINY_MODELS:
-            return load_auto(AutoModelForMultipleChoice, name, seed)
-        torch.manual_seed(seed)  # the classifier head is newly initialised
-        return load_auto(AutoModelForMultipleChoice, name)
+    torch.manual_seed(seed)  # the head is newly initialised (tiny models: all weights)
+    if model_config(name).model_type in MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES:
+        return load_auto(AutoModelForMultipleChoice, name, seed)
     backbone = load_auto(AutoModel, name, seed)
     torch.manual_seed(seed)
     return DecoderForMultipleChoice(backbone)
