@@ -16,6 +16,8 @@ and scores the continuation as the decoder's target; each distinct context is en
 
 from __future__ import annotations
 
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -24,6 +26,15 @@ import torch
 
 from ..runtime import Runtime
 from .loading import load_causal_lm, load_seq2seq_lm, load_tokenizer, model_config
+
+
+@contextmanager
+def quiet_encoder_decoder():
+    """Silence the note ``EncoderDecoderModel`` (BERT2BERT) prints on every call given labels: that
+    its loss changed in transformers v4.12, which concerns no model trained here."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Version v4.12.0 introduces", category=FutureWarning)
+        yield
 
 
 def load_lm(name: str, rt: Runtime, max_length: int = 2048) -> "CausalLM | Seq2SeqLM":
@@ -246,7 +257,7 @@ class Seq2SeqLM(_LanguageModel):
         labels = torch.full((len(targets), length), -100, dtype=torch.long)
         for r, t in enumerate(targets):
             labels[r, :len(t)] = torch.tensor(t)
-        with torch.inference_mode(), self.rt.autocast():
+        with torch.inference_mode(), self.rt.autocast(), quiet_encoder_decoder():
             hidden = encoded.last_hidden_state[own]
             logits = self.model(encoder_outputs=(hidden,), attention_mask=mask[own],
                                 labels=labels.to(mask.device)).logits

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import random
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 import torch
@@ -27,6 +27,7 @@ from .loading import load_multiple_choice, load_tokenizer
 FIELDS = ("A", "QA", "CQA")
 #: Logit given to padded (non-existent) options so softmax/argmax ignore them.
 MISSING_OPTION = float("-inf")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -244,23 +245,30 @@ def finetune_cached(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime) -
     return trained
 
 
+def cached_predictions(namespace: str, params: dict, eval_sets: dict[str, Sequence[MCItem]],
+                       trained_model: Callable[[], T], predict_fn: Callable[[T, Sequence[MCItem]], np.ndarray]
+                       ) -> dict[str, np.ndarray]:
+    """``predict_fn(model, items)`` on each evaluation set, cached per set under ``params`` plus the
+    items' fingerprint. ``trained_model`` is called (once) only when some set is not cached yet."""
+    results: dict[str, np.ndarray] = {}
+    model = None
+    for name, items in eval_sets.items():
+        def compute(items=items):
+            nonlocal model
+            model = model or trained_model()
+            return predict_fn(model, items)
+
+        results[name] = cached(namespace, {**params, "eval": items_fingerprint(items)}, compute)
+    return results
+
+
 def finetune_and_predict(cfg: MCConfig, train_items: Sequence[MCItem], eval_sets: dict[str, Sequence[MCItem]],
                          rt: Runtime) -> dict[str, np.ndarray]:
     """Logits on each evaluation set (plus ``"losses"``), cached per configuration and items."""
-    results: dict[str, np.ndarray] = {}
-    trained = None
-    for name, items in eval_sets.items():
-        params = {"cfg": asdict(cfg), "train": items_fingerprint(train_items), "eval": items_fingerprint(items)}
-
-        def compute(items=items):
-            nonlocal trained
-            trained = trained or finetune_cached(train_items, cfg, rt)
-            return predict(trained, items, rt)
-
-        results[name] = cached("mc_predictions", params, compute)
-    results["losses"] = np.asarray(
-        cached("mc_losses", {"cfg": asdict(cfg), "train": items_fingerprint(train_items)},
-               lambda: (trained or finetune_cached(train_items, cfg, rt)).losses))
+    params = {"cfg": asdict(cfg), "train": items_fingerprint(train_items)}
+    results = cached_predictions("mc_predictions", params, eval_sets,
+                                 lambda: finetune_cached(train_items, cfg, rt), lambda m, items: predict(m, items, rt))
+    results["losses"] = np.asarray(cached("mc_losses", params, lambda: finetune_cached(train_items, cfg, rt).losses))
     return results
 
 

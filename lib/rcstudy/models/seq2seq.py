@@ -29,7 +29,6 @@ from __future__ import annotations
 import io
 import re
 import time
-import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -37,12 +36,13 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from ..cache import atomic_write_bytes, cache_key, entry_path, fingerprint
+from ..cache import atomic_write_bytes, cache_key, cached, entry_path, fingerprint
+from ..data.records import MCItem
 from ..runtime import Runtime, seed_everything
 from ..settings import refresh_requested
-from .lm import CausalLM
+from .lm import CausalLM, Seq2SeqLM, quiet_encoder_decoder
 from .loading import TINY_DIMS, load_causal_lm, load_or_explain, load_tokenizer, model_config
-from .mc import length_batches
+from .mc import MISSING_OPTION, cached_predictions, items_fingerprint, length_batches
 from .registry import minilm_path, resolve
 
 BERT2BERT = ("minilm-l6", "tiny-bert")
@@ -183,9 +183,7 @@ def _loss(model, pairs: list[tuple[list[int], list[int]]], pad: int, rt: Runtime
     labels = _pad([b for _, b in pairs], -100, left=causal).to(rt.device)
     if not causal:
         mask = (ids != pad).long()
-        with rt.autocast(), warnings.catch_warnings():
-            # EncoderDecoderModel warns on every loss that its loss changed in transformers v4.12
-            warnings.filterwarnings("ignore", message="Version v4.12.0 introduces", category=FutureWarning)
+        with rt.autocast(), quiet_encoder_decoder():
             return model(input_ids=ids, attention_mask=mask, labels=labels).loss
     mask = _pad([[1] * len(a) for a, _ in pairs], 0, left=True).to(rt.device)
     keep = max(sum(x != -100 for x in b) for _, b in pairs) + 1
@@ -352,3 +350,63 @@ def generate(trained: TrainedSeq2Seq, sources: Sequence[str], rt: Runtime) -> li
         for i, text in zip(batch, tok.batch_decode(gen, skip_special_tokens=True)):
             out[i] = text
     return out
+
+
+# --- multiple choice as text to text (UnifiedQA) --------------------------------------------
+
+def unifiedqa_source(tok, item: MCItem, max_src_len: int) -> str:
+    """UnifiedQA's multiple-choice input, lower-cased: ``question \\n (a) option (b) option ... \\n
+    context`` (a literal backslash-n, as in its training data). The context is cut, token-wise, so
+    that the whole input fits ``max_src_len`` tokens: training and scoring then read the same string."""
+    head = f"{item.question} \\n " + " ".join(f"({chr(ord('a') + i)}) {o}" for i, o in enumerate(item.options))
+    head = _collapse(head.lower())
+    if not item.context.strip():
+        return head
+    room = max_src_len - len(tok(head + " \\n ")["input_ids"])
+    context = _collapse(item.context.lower())
+    ids = tok(context, add_special_tokens=False)["input_ids"]
+    if len(ids) > room:
+        context = tok.decode(ids[:max(room, 0)]).strip()
+    return f"{head} \\n {context}" if context else head
+
+
+def option_logits(trained: TrainedSeq2Seq, items: Sequence[MCItem], rt: Runtime) -> np.ndarray:
+    """Summed log-likelihood of each (lower-cased) option as the answer to the item's UnifiedQA input:
+    (n_items, max options), ``-inf`` where an item has fewer options. Ranking the options this way
+    leaves no answer unparsed, unlike matching generated text."""
+    cfg = trained.cfg
+    n_opt = max((len(it.options) for it in items), default=0)
+    out = np.full((len(items), n_opt), MISSING_OPTION, dtype=np.float32)
+    if not items:
+        return out
+    # inputs already fit max_src_len (unifiedqa_source), so the scorer's own limit never cuts them
+    scorer = Seq2SeqLM(cfg.model, trained.model.eval(), trained.tokenizer, rt, max_length=4 * cfg.max_src_len)
+    sources = [unifiedqa_source(trained.tokenizer, it, cfg.max_src_len) for it in items]
+    rows = [(i, j) for i, it in enumerate(items) for j in range(len(it.options))]
+    scores = scorer.loglik([sources[i] for i, _ in rows], [items[i].options[j].lower() for i, j in rows],
+                           batch_size=cfg.eval_batch_size)
+    for (i, j), score in zip(rows, scores):
+        out[i, j] = score
+    return out
+
+
+def finetune_mc_and_predict(cfg: Seq2SeqConfig, train_items: Sequence[MCItem],
+                            eval_sets: dict[str, Sequence[MCItem]], rt: Runtime) -> dict[str, np.ndarray]:
+    """Fine-tune a text-to-text model to write the gold option of each training item (UnifiedQA's
+    format), then score every option of each evaluation set (:func:`option_logits`); cached,
+    with ``"losses"`` as for :func:`rcstudy.models.mc.finetune_and_predict`."""
+    train_items = [it for it in train_items if it.label is not None]
+    if not train_items:
+        raise ValueError("finetune_mc_and_predict needs labelled items")
+    tok = load_tokenizer(cfg.model)
+    sources = [unifiedqa_source(tok, it, cfg.max_src_len) for it in train_items]
+    targets = [it.options[it.label].lower() for it in train_items]
+
+    def fit() -> TrainedSeq2Seq:  # train() keeps the finished model on disk: a second call loads it
+        return train(sources, targets, cfg, rt)
+
+    params = {"cfg": asdict(cfg), "train": items_fingerprint(train_items)}
+    results = cached_predictions("seq2seq_mc_predictions", params, eval_sets, fit,
+                                 lambda trained, items: option_logits(trained, items, rt))
+    results["losses"] = np.asarray(cached("seq2seq_mc_losses", params, lambda: fit().losses))
+    return results
