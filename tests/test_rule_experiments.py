@@ -14,6 +14,7 @@ from rcstudy.data.records import MCItem
 from rcstudy.data.rule import load_prompts, load_rule, question_block
 from rcstudy.experiments import rule as ex
 from rcstudy.models.mc import MCConfig
+from rcstudy.models.seq2seq import Seq2SeqConfig
 from rcstudy.papers.rule import T5_COLUMNS
 
 GOOD = Path(__file__).parent / "fixtures" / "data" / "rule"
@@ -159,23 +160,49 @@ def test_alignment_items(data):
     assert frame["right"].sum() == sum(s.label == 1 for s in data.subs)
 
 
-def test_encoder_head_on_tiny_model(data, isolated_cache, monkeypatch):
-    rt = runtime.setup(threads=1)
-    # a stand-in "ReClor train": the RULE main questions plus four other questions
+def test_unifiedqa_source_fits_and_keeps_the_options():
+    from rcstudy.models.loading import load_tokenizer
+    from rcstudy.models.seq2seq import unifiedqa_source
+
+    tok = load_tokenizer("tiny-bert")
+    item = MCItem("q1", "Birds Sing. " * 100, "Which One Follows?", ("Tweety sings", "Nothing", "Cats sing"), 0)
+    short = unifiedqa_source(tok, item, 512)
+    assert short.startswith("which one follows? \\n (a) tweety sings (b) nothing (c) cats sing \\n birds sing.")
+    cut = unifiedqa_source(tok, item, 48)
+    assert len(tok(cut)["input_ids"]) <= 48 and cut.startswith(short[:60]) and len(cut) < len(short)
+    assert unifiedqa_source(tok, MCItem("q2", "", "Q?", ("x", "y"), 1), 48) == "q? \\n (a) x (b) y"
+
+
+@pytest.fixture
+def reclor_train(data):
+    """A stand-in "ReClor train": the RULE main questions plus four other questions."""
     extra = [MCItem(f"train_{900 + i}", f"Context {i} about apples.", "Which is right?",
                     ("apples", "pears", "plums", "figs"), i % 4) for i in range(4)]
-    reclor_train = [*data.mains, *extra]
-    assert [it.id for it in ex.reclor_training_items(reclor_train, data)] == [it.id for it in extra]
-    setup = ex.EncoderSetup("head", MCConfig(model="tiny-bert", max_length=64, seed=0), head_epochs=3)
+    return [*data.mains, *extra]
+
+
+@pytest.mark.parametrize("cfg", [MCConfig(model="tiny-bert", max_length=64, epochs=2, batch_size=2, lr=1e-3),
+                                 Seq2SeqConfig(model="tiny-bert", max_src_len=64, max_tgt_len=16, epochs=2,
+                                               batch_size=2, lr=1e-3, eval_batch_size=4)],
+                         ids=["multiple-choice encoder", "text to text"])
+def test_models_fine_tuned_on_reclor(cfg, data, reclor_train, isolated_cache, monkeypatch):
+    rt = runtime.setup(threads=1)
+    assert [it.id for it in ex.reclor_training_items(reclor_train, data)] == [it.id for it in reclor_train[6:]]
+    setup = ex.EncoderSetup(cfg)
     first = ex.encoder_system("tiny", setup, reclor_train, data, data, rt, alignment=data)
-    assert first.info["train questions"] == 4
+    assert first.info["train questions"] == 4 and len(first.info["losses"]) == 4  # 2 epochs of 2 steps
     assert len(first.evals[0].main_pred) == 6 and len(first.evals[0].sub_pred) == 14
     assert len(first.info["alignment"]) == 14
-    monkeypatch.setenv("RCSTUDY_REFRESH", "1")  # recompute: the same seed gives the same predictions
+    assert all(0 <= p < 4 for p in first.evals[0].sub_pred.values())
+    # the context ablation reuses the trained weights: only new predictions are computed
+    ablated = ex.encoder_system("tiny, no context", setup, reclor_train, data, data.without_context(), rt)
+    assert set(ablated.evals[0].sub_pred) == set(first.evals[0].sub_pred)
+    monkeypatch.setenv("RCSTUDY_REFRESH", "1")  # retrain: the same seed gives the same model and predictions
     again = ex.encoder_system("tiny", setup, reclor_train, data, data, rt)
     assert again.evals[0] == first.evals[0]
-    with pytest.raises(ValueError, match="encoder mode"):
-        ex.encoder_system("x", ex.EncoderSetup("lora", setup.cfg), reclor_train, data, data, rt)
+    np.testing.assert_allclose(again.info["losses"], first.info["losses"], rtol=1e-5)
+    with pytest.raises(TypeError, match="MCConfig or a Seq2SeqConfig"):
+        ex.encoder_system("x", ex.EncoderSetup({"model": "tiny-bert"}), reclor_train, data, data, rt)
 
 
 def test_sample_mains_is_nested(data):

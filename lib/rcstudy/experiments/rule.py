@@ -265,68 +265,38 @@ def reclor_training_items(reclor_train: Sequence[MCItem], data: RuleData) -> lis
 
 @dataclass(frozen=True)
 class EncoderSetup:
-    """How the encoder is trained on ReClor: ``mode="finetune"`` (all weights, :mod:`~rcstudy.models.mc`)
-    or ``"head"`` (a linear head on the frozen encoder's mean-pooled features).
+    """A model fine-tuned on ReClor: a multiple-choice encoder (``MCConfig``, all weights, as the
+    paper's DeBERTa-v3) or a text-to-text model (``Seq2SeqConfig``, UnifiedQA's format).
 
     ``train_questions`` draws that many ReClor training questions with the ReClor chapter's
-    sampler (None: all), and the RULE main questions among them are then dropped. With the
-    ReClor chapter's count and seed its cached features are reused.
+    sampler (None: all), and the RULE main questions among them are then dropped.
     """
 
-    mode: str
-    cfg: object  # rcstudy.models.mc.MCConfig (model, fields, max_length, epochs, lr, ... seed)
-    head_epochs: int = 30
-    head_lr: float = 1e-2
+    cfg: object  # rcstudy.models.mc.MCConfig or rcstudy.models.seq2seq.Seq2SeqConfig
     train_questions: int | None = None
     subsample_seed: int = 0
 
-
-def _same_question(a: MCItem, b: MCItem) -> bool:
-    return (a.context, a.question, tuple(a.options)) == (b.context, b.question, tuple(b.options))
+    @property
+    def seed(self) -> int:
+        return self.cfg.seed
 
 
 def encoder_logits(setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all: RuleData,
                    eval_sets: Mapping[str, Sequence[MCItem]], rt: Runtime) -> dict:
-    """Logits of the ReClor-trained encoder on each evaluation set (cached), and its training size.
-
-    In head mode the features of the drawn ReClor questions are computed in one call (the ReClor
-    chapter's), and an evaluation question identical to one of them reuses its row.
-    """
-    from ..models import mc
+    """Option logits of the ReClor-trained model on each evaluation set (cached), its training
+    losses and its training size."""
+    from ..models import mc, seq2seq
     from .reclor import subsample
 
-    if setup.mode not in ("finetune", "head"):
-        raise ValueError(f"encoder mode must be 'finetune' or 'head', got {setup.mode!r}")
-    cfg = setup.cfg
     pool = subsample(list(reclor_train), setup.train_questions, setup.subsample_seed)
     train = reclor_training_items(pool, rule_all)
-    if setup.mode == "finetune":
-        return {**mc.finetune_and_predict(cfg, train, dict(eval_sets), rt), "train questions": len(train)}
-    bank = dict(zip((it.id for it in pool), zip(pool, mc.frozen_features(cfg.model, pool, cfg.fields, rt,
-                                                                        max_length=cfg.max_length))))
-
-    def features(items: Sequence[MCItem]) -> np.ndarray:
-        known = [it.id in bank and _same_question(bank[it.id][0], it) for it in items]
-        missing = [it for it, k in zip(items, known) if not k]
-        new = iter(mc.frozen_features(cfg.model, missing, cfg.fields, rt, max_length=cfg.max_length)) if missing else None
-        return np.stack([bank[it.id][1] if k else next(new) for it, k in zip(items, known)])
-
-    train_feats = features(train)
-    head = None
-    out: dict = {"train questions": len(train)}
-    for name, items in eval_sets.items():
-        params = {"model": cfg.model, "fields": cfg.fields, "max_length": cfg.max_length, "seed": cfg.seed,
-                  "head_epochs": setup.head_epochs, "head_lr": setup.head_lr,
-                  "train": mc.items_fingerprint(train), "eval": mc.items_fingerprint(items)}
-
-        def compute(items=items):
-            nonlocal head
-            head = head or mc.fit_linear_head(train_feats, [it.label for it in train], cfg.seed,
-                                              epochs=setup.head_epochs, lr=setup.head_lr)
-            return mc.head_logits(head, features(items))
-
-        out[name] = cached("rule_head_logits", params, compute)
-    return out
+    if isinstance(setup.cfg, mc.MCConfig):
+        out = mc.finetune_and_predict(setup.cfg, train, dict(eval_sets), rt)
+    elif isinstance(setup.cfg, seq2seq.Seq2SeqConfig):
+        out = seq2seq.finetune_mc_and_predict(setup.cfg, train, dict(eval_sets), rt)
+    else:
+        raise TypeError(f"an encoder setup needs an MCConfig or a Seq2SeqConfig, got {type(setup.cfg).__name__}")
+    return {**out, "train questions": len(train)}
 
 
 def encoder_system(name: str, setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all: RuleData,
@@ -340,11 +310,9 @@ def encoder_system(name: str, setup: EncoderSetup, reclor_train: Sequence[MCItem
     sub_pred = logits["sub"].argmax(1)
     ev = Evaluation(None, {m.id: int(p) for m, p in zip(sample.mains, main_pred)},
                     {s.id: int(p) for s, p in zip(sample.subs, sub_pred)})
-    info = {"seed": setup.cfg.seed, "train questions": logits["train questions"]}
+    info = {"seed": setup.seed, "train questions": logits["train questions"], "losses": logits["losses"]}
     if alignment is not None:
         info["alignment"] = alignment_frame(alignment_items(alignment), logits["alignment"].argmax(1))
-    if "losses" in logits:
-        info["losses"] = logits["losses"]
     return System(name, "ReClor-trained", [ev], sample, info)
 
 
