@@ -234,7 +234,7 @@ def record_timing(result: ChapterResult, profile: str, root: Path, *, cold: bool
 
     A run is cold when the run of chapters it belongs to started from an empty cache or with
     ``--refresh``: the chapter computed everything it shows, except what earlier chapters of the
-    same run computed for it (RULE reuses ReClor's models, as a book build does).
+    same run computed for it (RULE reads the EASY/HARD split the ReClor chapter exports, as in a book build).
     """
     if not result.ok:
         return
