@@ -398,12 +398,12 @@ def finetune_mc_and_predict(cfg: Seq2SeqConfig, train_items: Sequence[MCItem],
     train_items = [it for it in train_items if it.label is not None]
     if not train_items:
         raise ValueError("finetune_mc_and_predict needs labelled items")
-    tok = load_tokenizer(cfg.model)
-    sources = [unifiedqa_source(tok, it, cfg.max_src_len) for it in train_items]
-    targets = [it.options[it.label].lower() for it in train_items]
 
     def fit() -> TrainedSeq2Seq:  # train() keeps the finished model on disk: a second call loads it
-        return train(sources, targets, cfg, rt)
+        # built here, not up front: a run whose predictions are all cached never tokenises ReClor
+        tok = load_tokenizer(cfg.model)
+        sources = [unifiedqa_source(tok, it, cfg.max_src_len) for it in train_items]
+        return train(sources, [it.options[it.label].lower() for it in train_items], cfg, rt)
 
     params = {"cfg": asdict(cfg), "train": items_fingerprint(train_items)}
     results = cached_predictions("seq2seq_mc_predictions", params, eval_sets, fit,
