@@ -1,21 +1,25 @@
-"""On-disk cache of expensive results, keyed by parameters, data checksums and library version.
+"""On-disk cache of expensive results, keyed by parameters, data checksums and the code that computes them.
 
-Every write is atomic (temporary file in the same folder, then ``os.replace``), so an
+The code part of a key is a fingerprint of the source of every module of the library that the
+module calling :func:`cached` imports, directly or through others (:func:`module_closure`): a
+change to an engine invalidates exactly the entries computed through it, and a change to an
+unrelated module invalidates none. Every write is atomic (temporary file in the same folder, then ``os.replace``), so an
 interrupted run never leaves a half-written entry: the next run recomputes only what is missing.
 ``rcstudy run --refresh`` (``RCSTUDY_REFRESH=1``) ignores existing entries and overwrites them.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import inspect
 import json
 import os
 import pickle
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
-from . import __version__
 from .settings import cache_dir, data_dir, refresh_requested
 
 T = TypeVar("T")
@@ -67,13 +71,106 @@ def _data_label(path: Path) -> str:
         return path.name
 
 
-def cache_key(name: str, params: dict, data_files: Iterable[Path] = ()) -> dict:
-    """Everything a cached result depends on, as a JSON-able dict."""
+#: The folder that holds the ``rcstudy`` package (``lib/``).
+LIBRARY_PARENT = Path(__file__).resolve().parents[1]
+
+
+def module_file(module: str, root: Path = LIBRARY_PARENT) -> Path | None:
+    """The source file of a dotted module name under ``root`` (a package's ``__init__.py``), or None."""
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+_imports: dict[tuple[str, str, int], frozenset[str]] = {}
+
+
+def _imported_modules(module: str, path: Path, root: Path) -> frozenset[str]:
+    """The modules (memoised on the file's time) of the same top-level package that ``module`` imports anywhere in its source
+    (lazy imports inside functions included), with the packages whose ``__init__`` they run."""
+    memo_key = (module, str(path), path.stat().st_mtime_ns)
+    if memo_key not in _imports:
+        _imports[memo_key] = frozenset(_parse_imports(module, path, root))
+    return _imports[memo_key]
+
+
+def _parse_imports(module: str, path: Path, root: Path) -> set[str]:
+    top = module.split(".")[0]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1])
+                base = f"{base}.{node.module}" if node.module else base
+            else:
+                base = node.module or ""
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)  # `from pkg import submodule`
+    modules = set()
+    for name in found:
+        if name.split(".")[0] != top:
+            continue
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
+            prefix = ".".join(parts[:i])
+            if module_file(prefix, root):
+                modules.add(prefix)
+    return modules
+
+
+def module_closure(module: str, root: Path = LIBRARY_PARENT) -> list[str]:
+    """``module`` and every module of its package it imports, directly or transitively, sorted."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        path = module_file(name, root)
+        if name in seen or path is None:
+            continue
+        seen.add(name)
+        todo.extend(_imported_modules(name, path, root) - seen)
+    return sorted(seen)
+
+
+def code_fingerprint(modules: Sequence[str], root: Path = LIBRARY_PARENT) -> str:
+    """A fingerprint of the source of ``modules`` and of everything they import from their package."""
+    closure = sorted({m for module in modules for m in module_closure(module, root)})
+    return fingerprint({m: file_checksum(module_file(m, root)) for m in closure})
+
+
+def library_modules(root: Path = LIBRARY_PARENT, package: str = __package__) -> list[str]:
+    """Every module of the package, by dotted name."""
+    names = []
+    for f in sorted((root / package).rglob("*.py")):
+        parts = f.relative_to(root).with_suffix("").parts
+        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def _calling_module(depth: int) -> list[str]:
+    """The module ``depth`` frames above the caller; outside the library (a notebook, a test's
+    lambda) the whole library, the only safe assumption about what that code calls."""
+    frame = inspect.currentframe()
+    for _ in range(depth + 1):
+        frame = frame.f_back
+    name = frame.f_globals.get("__name__", "")
+    return [name] if name.split(".")[0] == __package__ else library_modules()
+
+
+def cache_key(name: str, params: dict, data_files: Iterable[Path] = (), code: Sequence[str] = ()) -> dict:
+    """Everything a cached result depends on, as a JSON-able dict: ``code`` names the modules
+    that compute it (see :func:`code_fingerprint`)."""
     return {
         "name": name,
         "params": params,
         "data": {_data_label(Path(p)): file_checksum(p) for p in data_files},
-        "rcstudy": __version__,
+        "code": code_fingerprint(code) if code else "",
     }
 
 
@@ -81,13 +178,16 @@ def entry_path(name: str, key: dict) -> Path:
     return cache_dir() / "results" / name / f"{fingerprint(key)}.pkl"
 
 
-def cached(name: str, params: dict, compute: Callable[[], T], *, data_files: Iterable[Path] = ()) -> T:
-    """Return the cached result of ``compute()`` for these parameters and data, computing it once.
+def cached(name: str, params: dict, compute: Callable[[], T], *, data_files: Iterable[Path] = (),
+           code: Sequence[str] | None = None) -> T:
+    """Return the cached result of ``compute()`` for these parameters, data and code, computing it once.
 
     ``name`` groups entries (a folder per name); ``params`` must contain everything else the
-    result depends on (model name, seed, sizes, ...). Results are pickled.
+    result depends on (model name, seed, sizes, ...). ``code`` names the modules whose source
+    the result depends on; by default the module that calls ``cached`` (with all it imports).
+    Results are pickled.
     """
-    key = cache_key(name, params, data_files)
+    key = cache_key(name, params, data_files, code or _calling_module(1))
     path = entry_path(name, key)
     if path.exists() and not refresh_requested():
         try:

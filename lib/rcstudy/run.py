@@ -23,7 +23,6 @@ from pathlib import Path
 
 import yaml
 
-from . import __version__
 from .cache import atomic_write_bytes, file_checksum, fingerprint
 from .settings import PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, hf_home, refresh_requested
 
@@ -112,7 +111,7 @@ def chapter_inputs(chapter: str, profile: str, params: dict, deps: dict, upstrea
     fingerprints of the chapters it reads (``upstream``)."""
     return fingerprint({
         "source": _files_fingerprint([CHAPTERS_DIR / f"{chapter}.md"], base=CHAPTERS_DIR),
-        "profile": profile, "params": params, "rcstudy": __version__,
+        "profile": profile, "params": params,
         "library": _files_fingerprint(sorted(LIBRARY_DIR.rglob("*.py")), base=LIBRARY_DIR),
         "data": _files_fingerprint([data_dir()], base=data_dir(), contents=False),
         "files": _files_fingerprint([PROJECT_ROOT / f for f in deps.get("files", [])], base=PROJECT_ROOT),
