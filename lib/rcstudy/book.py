@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from .config import ConfigError
 from .data.registry import DATASETS, dataset_dir
 from .models.registry import OFFLINE_MODELS, TINY_MODELS
 from .report import claims_from_notebook
-from .run import PARAMS_DIR, PROFILES, toc_chapters
+from .run import PROFILES, load_params, toc_chapters
 
 
 def datasets_table() -> pd.DataFrame:
@@ -38,17 +38,50 @@ def models_table() -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("name")
 
 
-def profiles_table(key: str = "model") -> pd.DataFrame:
-    """For every chapter with parameter files, the value of ``key`` in each profile."""
+def chapter_parameters(chapter: str, profile: str) -> dict | None:
+    """A chapter's parameters in a profile, as nested mappings (None: the chapter has no such profile)."""
+    from .config import config_class
+
+    try:
+        cls = config_class(chapter)
+        if cls is None:
+            return load_params(chapter, profile)
+        from .config import as_dict
+
+        return as_dict(cls.load(profile))
+    except ConfigError:
+        return None
+
+
+def model_names(params: dict) -> list[str]:
+    """Every model the parameters name, each once: values under a key containing "model", at any
+    depth (a mapping under such a key names its keys)."""
+    names: list = []
+
+    def walk(node):
+        for key, value in node.items():
+            if "model" in key:
+                names.extend(value if isinstance(value, (list, tuple, dict)) else [value])
+            elif isinstance(value, dict):
+                walk(value)
+    walk(params)
+    return list(dict.fromkeys(n for n in names if isinstance(n, str)))
+
+
+def hub_models(params: dict) -> list[str]:
+    """The models a profile downloads: neither offline, tiny, nor trained from scratch (ReClor's baselines)."""
+    from .experiments.reclor import SCRATCH
+
+    local = {*OFFLINE_MODELS, *TINY_MODELS, *SCRATCH}
+    return [m for m in model_names(params) if m not in local]
+
+
+def profiles_table() -> pd.DataFrame:
+    """For every chapter that names models, the models of each profile."""
     rows = {}
     for chapter in toc_chapters():
-        cells = {}
-        for profile in PROFILES:
-            path = PARAMS_DIR / f"{chapter}.{profile}.yaml"
-            if path.exists():
-                params = yaml.safe_load(path.read_text()) or {}
-                if key in params:
-                    cells[profile] = params[key]
+        cells = {p: ", ".join(names) for p in PROFILES
+                 if (params := chapter_parameters(chapter, p)) and (names := model_names(params))}
         if cells:
             rows[chapter] = cells
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(PROFILES)).fillna("—")

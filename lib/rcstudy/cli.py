@@ -1,4 +1,4 @@
-"""Command line: ``python -m rcstudy run|build|chapters``."""
+"""Command line: ``python -m rcstudy run|build|check|params|chapters|bench``."""
 
 from __future__ import annotations
 
@@ -6,31 +6,57 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import bench, run
+from . import __version__, bench, run
+from .config import ConfigError
+
+
+def error(message: str) -> int:
+    """One line on standard error, exit status 2 (a usage mistake: nothing was run)."""
+    print(f"rcstudy: error: {message}", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="rcstudy", description=__doc__)
+    parser = argparse.ArgumentParser(prog="rcstudy", description=__doc__,
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    def add_profile_options(p):
+        p.add_argument("--profile", choices=run.PROFILES, default="quick",
+                       help="smoke: test fixtures and tiny models; quick: the real data on a CPU; full: a GPU and the Hub")
+        p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                       help="override one parameter (value parsed as YAML; dotted names reach into sections, "
+                            "a chapter prefix aims it at one chapter: rule.seeds=[1,2]); repeatable")
 
     def add_run_options(p):
         p.add_argument("chapters", nargs="*", help="chapter names (default: every chapter in _toc.yml)")
-        p.add_argument("--profile", choices=run.PROFILES, default="quick")
-        p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
-                       help="override one parameter (value parsed as YAML); repeatable")
+        add_profile_options(p)
         p.add_argument("--refresh", action="store_true", help="ignore cached results and recompute them")
         p.add_argument("--online", action="store_true",
                        help="allow HuggingFace Hub downloads (default: HF_HUB_OFFLINE=1)")
         p.add_argument("--root", type=Path, default=None,
                        help="book root to publish into (default: the project; tests use a temporary one)")
 
-    add_run_options(sub.add_parser("run", help="execute chapters with papermill and publish the successes"))
-    build = sub.add_parser("build", help="run the chapters whose inputs changed since they were published, "
-                                         "then render the HTML book (-W)")
+    formatter = argparse.ArgumentDefaultsHelpFormatter
+    add_run_options(sub.add_parser("run", formatter_class=formatter,
+                                   help="execute chapters with papermill and publish the successes"))
+    build = sub.add_parser("build", formatter_class=formatter,
+                           help="run the chapters whose inputs changed since they were published, then render the HTML book (-W)")
     add_run_options(build)
     build.add_argument("--no-run", action="store_true", help="only render what is already published")
+    check = sub.add_parser("check", formatter_class=formatter,
+                           help="validate the chapters' parameters without running anything")
+    check.add_argument("chapters", nargs="*", help="chapter names (default: every chapter)")
+    add_profile_options(check)
+    params = sub.add_parser("params", formatter_class=formatter,
+                            help="list a chapter's parameters: name, type, value in the profile, description")
+    params.add_argument("chapter")
+    params.add_argument("--profile", choices=run.PROFILES, default=None,
+                        help="show this profile's values (default: the defaults)")
     sub.add_parser("chapters", help="list the chapters in book order")
-    bench.add_arguments(sub.add_parser("bench", help="time the engines against HF Trainer and lm-evaluation-harness"))
+    bench.add_arguments(sub.add_parser("bench", formatter_class=formatter,
+                                       help="time the engines against HF Trainer and lm-evaluation-harness"))
     args = parser.parse_args(argv)
 
     if args.command == "bench":
@@ -38,18 +64,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "chapters":
         print("\n".join(run.toc_chapters()))
         return 0
+    if args.command == "params":
+        return show_params(args.chapter, args.profile)
+    in_book = run.toc_chapters()
+    chapters = getattr(args, "chapters", None) or [c for c in in_book if (run.CHAPTERS_DIR / f"{c}.md").exists()]
+    unknown = [c for c in chapters if c not in in_book]
+    if unknown:
+        return error(f"unknown chapter(s) {', '.join(unknown)}; see `rcstudy chapters`")
+    if args.command == "check" or not (args.command == "build" and args.no_run):
+        try:
+            overrides = run.parse_overrides(args.param)
+        except ConfigError as e:
+            return error(str(e))
+        _, problems = run.preflight(chapters, args.profile, overrides)
+        for p in problems:
+            print(f"✗ {p}", file=sys.stderr)
+        if problems:
+            return 2
+        if args.command == "check":
+            print(f"ok: {', '.join(chapters)} ({args.profile})")
+            return 0
     root = (args.root or run.book_root()).resolve()
     run.prepare_book_root(root)
     if not (args.command == "build" and args.no_run):
-        in_book = run.toc_chapters()
-        chapters = args.chapters or [c for c in in_book if (run.CHAPTERS_DIR / f"{c}.md").exists()]
-        unknown = [c for c in chapters if c not in in_book]
-        if unknown:
-            parser.error(f"unknown chapter(s) {', '.join(unknown)}; see `rcstudy chapters`")
-        try:
-            overrides = run.parse_overrides(args.param)
-        except ValueError as e:
-            parser.error(str(e))
         results = run.run_chapters(chapters, args.profile, overrides, online=args.online,
                                    refresh=args.refresh, root=root, skip_unchanged=args.command == "build")
         failed = [r for r in results if not r.ok]
@@ -59,4 +96,26 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     if args.command == "build":
         return run.build_html(root)
+    return 0
+
+
+def show_params(chapter: str, profile: str | None) -> int:
+    """Print a chapter's parameters as a table."""
+    from .config import config_class
+
+    if chapter not in run.toc_chapters():
+        return error(f"unknown chapter {chapter!r}; see `rcstudy chapters`")
+    cls = config_class(chapter)
+    if cls is None:
+        return error(f"chapter {chapter!r} declares no Config; its parameters are in {run.PARAMS_DIR}")
+    try:
+        rows = cls.describe(profile)
+    except ConfigError as e:
+        return error(str(e))
+    width = max(len(r["name"]) for r in rows) if rows else 0
+    types = max(len(r["type"]) for r in rows) if rows else 0
+    print(f"{chapter} parameters ({profile or 'defaults'}); set with -p NAME=VALUE")
+    for r in rows:
+        value = "" if r["value"] == "" else f" = {r['value']!r}"
+        print(f"  {r['name']:<{width}}  {r['type']:<{types}}{value}  — {r['description']}")
     return 0

@@ -19,16 +19,19 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
 import yaml
 
+from . import config
 from .cache import atomic_write_bytes, file_checksum, fingerprint
+from .config import ConfigError
 from .settings import PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, hf_home, refresh_requested
 
 CHAPTERS_DIR = chapters_dir()
 PARAMS_DIR = CHAPTERS_DIR / "params"
-PROFILES = ("smoke", "quick", "full")
+PROFILES = config.PROFILES
 BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib", "_assets")
 
 
@@ -42,31 +45,68 @@ def toc_chapters(toc_path: Path = PROJECT_ROOT / "_toc.yml") -> list[str]:
 
 
 def load_params(chapter: str, profile: str, overrides: dict | None = None) -> dict:
-    """The profile's parameters for a chapter, with overrides applied on top."""
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-    path = PARAMS_DIR / f"{chapter}.{profile}.yaml"
-    if not path.is_file():
-        raise FileNotFoundError(f"chapter {chapter!r} has no parameters for profile {profile!r}: {path}")
-    params = yaml.safe_load(path.read_text()) or {}
-    return {"profile": profile, **params, **(overrides or {})}
+    """What papermill injects into a chapter: ``profile``, the profile file's run keys and, for a
+    chapter with a ``Config``, the validated configuration's differences from its defaults
+    (nested like the config); for a page without one, its flat profile file with overrides on top.
+    A :class:`ConfigError` names any unknown parameter or wrongly typed value."""
+    values = config.read_profile(chapter, profile, PARAMS_DIR)
+    cls = config.config_class(chapter)
+    if cls is None:
+        return {"profile": profile, **values, **(overrides or {})}
+    cfg = cls.load(profile, overrides, params_dir=PARAMS_DIR)
+    return {"profile": profile, **{k: v for k, v in values.items() if k in config.RUN_KEYS},
+            **config.difference(cfg, cls())}
 
 
 def parse_overrides(pairs: list[str]) -> dict:
-    """``["seeds=[1,2]", "model=roberta-large"]`` → values parsed as YAML (numbers, lists, ...)."""
+    """``["seeds=[1,2]", "encoder.lr=1e-5"]`` → ``{name: value}``, values parsed as YAML (never run as
+    code); a name must be a (dotted) identifier, else :class:`ConfigError` says so in one line."""
     out = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"parameter {pair!r} is not key=value")
-        value = yaml.safe_load(raw)
+        if not sep or not key.strip():
+            raise ConfigError(f"parameter {pair!r} is not name=value")
+        key = config.check_name(key.strip())
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as e:
+            raise ConfigError(f"parameter {key!r}: {raw!r} is not valid YAML ({getattr(e, 'problem', e)})") from None
         if isinstance(value, str):  # YAML 1.1 reads "1e-5" as a string; users mean a number
             try:
                 value = float(value)
             except ValueError:
                 pass
-        out[key.strip()] = value
+        out[key] = value
     return out
+
+
+def overrides_by_chapter(chapters: list[str], overrides: dict) -> dict[str, dict]:
+    """Each chapter's overrides: ``rule.seeds`` is aimed at RULE alone; an unaimed name goes to
+    every chapter of the run that has such a parameter (to all of them if none has: the error
+    then names it)."""
+    aimed: dict[str, dict] = {c: {} for c in chapters}
+    for key, value in overrides.items():
+        head, _, rest = key.partition(".")
+        if head in aimed and rest:
+            aimed[head][rest] = value
+            continue
+        takers = [c for c in chapters if (cls := config.config_class(c)) is None
+                  or head in {f.name for f in dataclass_fields(cls)}]
+        for c in takers or chapters:
+            aimed[c][key] = value
+    return aimed
+
+
+def preflight(chapters: list[str], profile: str, overrides: dict) -> tuple[dict[str, dict], list[str]]:
+    """Validate every chapter's parameters before anything runs: ``({chapter: injected}, problems)``,
+    one line per problem."""
+    params, problems = {}, []
+    for chapter, aimed in overrides_by_chapter(chapters, overrides).items():
+        try:
+            params[chapter] = load_params(chapter, profile, aimed)
+        except ConfigError as e:
+            problems.append(str(e) if str(e).startswith(f"{chapter}:") else f"{chapter}: {e}")
+    return params, problems
 
 
 @dataclass
@@ -166,7 +206,7 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
         return ChapterResult(chapter, False, 0.0, f"no chapter source {source}")
     try:
         params = load_params(chapter, profile, overrides)
-    except FileNotFoundError as e:
+    except ConfigError as e:
         return ChapterResult(chapter, False, 0.0, str(e))
     nb = jupytext.read(source)
     inputs = chapter_inputs(chapter, profile, params, nb.metadata.get("rcstudy", {}), upstream or {})
@@ -248,8 +288,14 @@ def record_timing(result: ChapterResult, profile: str, root: Path, *, cold: bool
 def run_chapters(chapters: list[str], profile: str, overrides: dict | None = None, *,
                  online: bool = False, refresh: bool = False, root: Path | None = None,
                  skip_unchanged: bool = False) -> list[ChapterResult]:
-    """Execute ``chapters`` in order (see :func:`execute_chapter`); stops at nothing, reports all."""
+    """Execute ``chapters`` in order (see :func:`execute_chapter`); stops at nothing, reports all.
+
+    Every chapter's parameters are validated first: if any is wrong, nothing runs."""
     root = root or book_root()
+    _, problems = preflight(chapters, profile, overrides or {})
+    if problems:
+        return [ChapterResult(p.partition(":")[0], False, 0.0, p) for p in problems]
+    aimed = overrides_by_chapter(chapters, overrides or {})
     configure_environment(profile, online=online, refresh=refresh)
     os.environ["RCSTUDY_BOOK_ROOT"] = str(root)
     cold = refresh_requested() or cache_is_empty()
@@ -262,7 +308,7 @@ def run_chapters(chapters: list[str], profile: str, overrides: dict | None = Non
             reads = book_order[:book_order.index(chapter)]
         upstream = {c: inputs.get(c) or published_inputs(c, root) for c in reads}
         print(f"▶ {chapter} ({profile}{', cold' if cold else ''})", file=sys.stderr, flush=True)
-        result = execute_chapter(chapter, profile, overrides, root=root, upstream=upstream,
+        result = execute_chapter(chapter, profile, aimed[chapter], root=root, upstream=upstream,
                                  skip_unchanged=skip_unchanged)
         status = "ok" if result.ok else "FAILED"
         print(f"  {status} in {result.seconds:.0f} s {result.message}", file=sys.stderr, flush=True)
