@@ -1,5 +1,6 @@
 """The chapter runner: parameters, publication only on success, clear failures."""
 
+import os
 import subprocess
 import sys
 
@@ -45,7 +46,7 @@ def demo_chapter(tmp_path, monkeypatch):
 def test_overrides_are_parsed_as_yaml():
     assert run.parse_overrides(["seeds=[1, 2]", "model=roberta-large", "lr=1e-5", "full=true"]) == {
         "seeds": [1, 2], "model": "roberta-large", "lr": 1e-5, "full": True}
-    with pytest.raises(ValueError, match="not key=value"):
+    with pytest.raises(ValueError, match="not name=value"):
         run.parse_overrides(["seeds"])
 
 
@@ -149,3 +150,42 @@ def test_build_reruns_only_the_chapters_whose_inputs_changed(demo_chapter, monke
     assert run.run_chapters(["demo"], "smoke", root=demo_chapter)[0].skipped is False  # `run` always executes
     monkeypatch.setenv("RCSTUDY_REFRESH", "1")
     assert executed() == {"demo", "reader"}
+
+
+def test_an_injected_parameter_name_is_refused_before_anything_runs(tmp_path):
+    """A name is validated as a (dotted) identifier known to the chapter: text after it never reaches
+    a kernel, nothing is written to the book or the cache."""
+    marker = tmp_path / "PWNED"
+    root = tmp_path / "root"
+    proc = subprocess.run([sys.executable, "-m", "rcstudy", "run", "teaching", "--profile", "smoke", "--root", str(root),
+                           "-p", f'import os; os.system("touch {marker}"); x=1'],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, env={**os.environ, "RCSTUDY_CACHE": str(tmp_path / "c")})
+    assert proc.returncode == 2 and "is not a name" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not marker.exists() and not root.exists() and not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("param, message", [
+    ("session_minute=50", "teaching: unknown parameter 'session_minute'; did you mean 'session_minutes'?"),
+    ("live_share=[1,", "parameter 'live_share': '[1,' is not valid YAML"),
+    ("session_minutes=many", "parameter 'session_minutes' expects int, got 'many'"),
+    ("teaching.live_share=lots", "parameter 'live_share' expects float, got 'lots'"),
+])
+def test_parameter_mistakes_are_one_line_before_any_cell(tmp_path, param, message):
+    proc = subprocess.run([sys.executable, "-m", "rcstudy", "run", "teaching", "--profile", "smoke",
+                           "--root", str(tmp_path / "root"), "-p", param], cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) <= 3
+    assert not (tmp_path / "root").exists()
+
+
+def test_overrides_are_aimed_at_chapters():
+    aimed = run.overrides_by_chapter(["teaching", "benchmarks"], {"teaching.session_minutes": 50, "run_preset": "tiny"})
+    assert aimed == {"teaching": {"session_minutes": 50}, "benchmarks": {"run_preset": "tiny"}}
+    params, problems = run.preflight(["teaching", "benchmarks"], "quick", {"seeds": [1]})
+    assert problems and all("unknown parameter 'seeds'" in p for p in problems)
+
+
+def test_injected_parameters_are_the_differences_from_the_defaults():
+    params = run.load_params("teaching", "smoke", {"live_share": 0.5})
+    assert params == {"profile": "smoke", "data": "tests/fixtures/data", "timings_profile": "smoke", "live_share": 0.5}
