@@ -12,9 +12,11 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Mapping
 
 import pandas as pd
 
+from .claims import by_id
 from .stats import Interval, MeanSD
 
 CLAIMS_SUFFIX = "_claims"
@@ -29,6 +31,22 @@ def glue(name: str, value, display: bool = False):
     if isinstance(value, np.generic):  # numpy 2 reprs np.float64(1.0): {glue:text}`x:.1f` could not format it
         value = value.item()
     _glue(name, value, display=display)
+
+
+def glue_facts(facts: Mapping[str, object]) -> None:
+    """Glue every fact a chapter's prose quotes, by name (no display)."""
+    for name, value in facts.items():
+        glue(name, value)
+
+
+@dataclass
+class ChapterResults:
+    """What a chapter's ``run(cfg, rt)`` returns: its tables, the facts its prose quotes (glue name
+    → value) and its checked claims. Chapters subclass it with their systems and figure data."""
+
+    tables: dict[str, pd.DataFrame]
+    facts: dict[str, object]
+    claims: "ClaimLog"
 
 
 def cell(value, digits: int = 1) -> str:
@@ -76,11 +94,26 @@ class Claim:
 
 
 class ClaimLog:
-    """The claims a chapter checked, in order. Display it (or :meth:`glue` it) at the end."""
+    """The claims a chapter checked, in order. Display it (or :meth:`glue` it) at the end.
+
+    The paper's claims are declared in ``rcstudy.papers.<paper>.CLAIMS`` (:mod:`rcstudy.claims`);
+    :meth:`judge` applies a declared claim's rule to the evidence the pipeline supplies.
+    """
 
     def __init__(self, chapter: str):
+        from . import papers
+
         self.chapter = chapter
+        self.specs = by_id(papers.claims(chapter)) if chapter in papers.PAPERS else {}
         self.claims: list[Claim] = []
+
+    def judge(self, id: str, evidence: Mapping | None, text: str) -> Claim:
+        """Record the verdict of declared claim ``id`` on ``evidence`` (named values; None: the
+        data here cannot test it), with ``text`` saying the evidence in words."""
+        if id not in self.specs:
+            raise KeyError(f"{self.chapter}: no declared claim {id!r}; declared: {', '.join(self.specs)}")
+        spec = self.specs[id]
+        return self.check(id, spec.statement(), spec.how(), spec.judge(evidence), text)
 
     def check(self, id: str, claim: str, test: str, holds: bool | None, evidence: str) -> Claim:
         """Record one checked claim; ``holds=None`` when the data here cannot test it."""

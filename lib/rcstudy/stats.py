@@ -52,3 +52,19 @@ def bootstrap_ci(values: Sequence[float], *, level: float = 0.95, n_boot: int = 
     alpha = (1 - level) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return Interval(scale * float(arr.mean()), scale * float(low), scale * float(high), level)
+
+
+def paired_difference(x: Sequence[float], y: Sequence[float], *, seed: int = 0, scale: float = 100.0,
+                      level: float = 0.95) -> Interval:
+    """Bootstrap interval of mean(x − y) over the items where both are defined (NaN elsewhere):
+    per-item scores of two systems on the same items, in points by default (``scale``)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"paired values must align item by item: {x.shape} vs {y.shape}")
+    keep = np.isfinite(x) & np.isfinite(y)
+    return bootstrap_ci((x - y)[keep], scale=scale, seed=seed, level=level)
+
+
+def direction(ci: Interval, null: float = 0.0) -> bool | None:
+    """True if the interval lies above ``null``, False if below, None if it contains it (no decision)."""
+    return True if ci.low > null else False if ci.high < null else None

@@ -45,6 +45,11 @@ def numbers(paper: str) -> list[Published]:
     return list(_module(paper).NUMBERS)
 
 
+def claims(paper: str) -> list:
+    """The paper's claims, declared as :class:`rcstudy.claims.ClaimSpec` (``CLAIMS`` of its module)."""
+    return list(getattr(_module(paper), "CLAIMS", []))
+
+
 def citation(paper: str) -> Citation:
     return _module(paper).CITATION
 
