@@ -2,9 +2,11 @@
 
 ``python -m rcstudy run [CHAPTER...] --profile quick`` reads ``chapters/<name>.md`` (jupytext
 MyST), injects ``chapters/params/<name>.<profile>.yaml`` plus ``-p key=value`` overrides after
-the cell tagged ``parameters``, executes it into a staging folder and, if every cell ran, moves
-the executed notebook to ``<book root>/book/<name>.ipynb``. A failure keeps the last published
-notebook untouched, leaves the failed one in ``_build/failed/`` and names the chapter and cell.
+the cell tagged ``parameters`` and executes it. A run's chapters execute in a staged copy of the
+book (``_build/run``), where they write their notebooks and exports and read those of earlier
+chapters; only when every chapter succeeded does the staged book replace ``<book root>/book``,
+all files together. A failure publishes nothing, leaves the failed notebook in
+``_build/failed/`` and names the chapter and cell.
 
 Every published notebook records a fingerprint of its inputs (:func:`chapter_inputs`).
 ``rcstudy build`` executes only the chapters whose inputs changed since they were published,
@@ -190,8 +192,9 @@ def configure_environment(profile: str, *, online: bool, refresh: bool) -> None:
 
 def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *,
                     root: Path | None = None, progress: bool = True, upstream: dict[str, str] | None = None,
-                    skip_unchanged: bool = False) -> ChapterResult:
-    """Execute one chapter; publish the notebook only if every cell succeeded.
+                    skip_unchanged: bool = False, failed_dir: Path | None = None) -> ChapterResult:
+    """Execute one chapter into ``root/book``; write the notebook there only if every cell succeeded
+    (a failed one goes to ``failed_dir``, by default ``root/_build/failed``).
 
     ``upstream`` holds the input fingerprints of the chapters this one reads; with
     ``skip_unchanged`` a chapter published from the same inputs is not executed again.
@@ -213,7 +216,7 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
     if skip_unchanged and not refresh_requested() and published_inputs(chapter, root) == inputs:
         return ChapterResult(chapter, True, 0.0, "(published from the same inputs: not re-run)", inputs, skipped=True)
     staging = root / "_build" / "staging" / f"{chapter}.ipynb"
-    failed = root / "_build" / "failed" / f"{chapter}.ipynb"
+    failed = (failed_dir or root / "_build" / "failed") / f"{chapter}.ipynb"
     published = root / "book" / f"{chapter}.ipynb"
     for p in (staging, failed, published):
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -285,19 +288,63 @@ def record_timing(result: ChapterResult, profile: str, root: Path, *, cold: bool
     atomic_write_bytes(timings_path(root), json.dumps(timings, indent=1, sort_keys=True).encode())
 
 
+def open_staging(root: Path) -> Path:
+    """A run's own book root, ``root/_build/run``: a copy of the published ``book/`` (notebooks,
+    exports, timings) beside links to the book's configuration. The run's kernels read and write
+    there (``RCSTUDY_BOOK_ROOT``), so a later chapter of the run reads what an earlier one staged, and
+    a chapter run alone reads what is published."""
+    recover_book(root)
+    stage = root / "_build" / "run"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
+    for name in BOOK_FILES:
+        if (root / name).exists():
+            (stage / name).symlink_to((root / name).resolve())
+    if (root / "book").is_dir():
+        shutil.copytree(root / "book", stage / "book")
+    else:
+        (stage / "book").mkdir()
+    return stage
+
+
+def publish_staging(stage: Path, root: Path) -> None:
+    """Make the staged book the published one: two renames (``book`` aside, the staged one in), so
+    every file under ``book/`` changes together; an interruption between them is undone by
+    :func:`recover_book`."""
+    aside = root / "_build" / "book.previous"
+    shutil.rmtree(aside, ignore_errors=True)
+    if (root / "book").exists():
+        os.replace(root / "book", aside)
+    os.replace(stage / "book", root / "book")
+    shutil.rmtree(aside, ignore_errors=True)
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def recover_book(root: Path) -> None:
+    """Put the previous ``book/`` back if a publication stopped between its two renames."""
+    aside = root / "_build" / "book.previous"
+    if aside.is_dir() and not (root / "book").exists():
+        os.replace(aside, root / "book")
+
+
 def run_chapters(chapters: list[str], profile: str, overrides: dict | None = None, *,
                  online: bool = False, refresh: bool = False, root: Path | None = None,
                  skip_unchanged: bool = False) -> list[ChapterResult]:
-    """Execute ``chapters`` in order (see :func:`execute_chapter`); stops at nothing, reports all.
+    """Execute ``chapters`` in order (see :func:`execute_chapter`) and publish all or nothing.
 
-    Every chapter's parameters are validated first: if any is wrong, nothing runs."""
+    Every chapter's parameters are validated first: if any is wrong, nothing runs. The chapters run
+    in a staged copy of the book (:func:`open_staging`); only when every one of them succeeded does
+    the staged book — notebooks, exports, timings — replace ``root/book`` (:func:`publish_staging`).
+    A failed or killed run leaves every published file as it was."""
     root = root or book_root()
     _, problems = preflight(chapters, profile, overrides or {})
     if problems:
         return [ChapterResult(p.partition(":")[0], False, 0.0, p) for p in problems]
     aimed = overrides_by_chapter(chapters, overrides or {})
     configure_environment(profile, online=online, refresh=refresh)
-    os.environ["RCSTUDY_BOOK_ROOT"] = str(root)
+    stage = open_staging(root)
+    os.environ["RCSTUDY_BOOK_ROOT"] = str(stage)
+    os.environ.pop("RCSTUDY_EXPORTS", None)  # exports go to the staged book, published with it
     cold = refresh_requested() or cache_is_empty()
     book_order = toc_chapters()
     inputs: dict[str, str] = {}
@@ -306,16 +353,21 @@ def run_chapters(chapters: list[str], profile: str, overrides: dict | None = Non
         reads = chapter_dependencies(chapter).get("reads", [])
         if reads == "all":
             reads = book_order[:book_order.index(chapter)]
-        upstream = {c: inputs.get(c) or published_inputs(c, root) for c in reads}
+        upstream = {c: inputs.get(c) or published_inputs(c, stage) for c in reads}
         print(f"▶ {chapter} ({profile}{', cold' if cold else ''})", file=sys.stderr, flush=True)
-        result = execute_chapter(chapter, profile, aimed[chapter], root=root, upstream=upstream,
-                                 skip_unchanged=skip_unchanged)
+        result = execute_chapter(chapter, profile, aimed[chapter], root=stage, upstream=upstream,
+                                 skip_unchanged=skip_unchanged, failed_dir=root / "_build" / "failed")
         status = "ok" if result.ok else "FAILED"
         print(f"  {status} in {result.seconds:.0f} s {result.message}", file=sys.stderr, flush=True)
         results.append(result)
         inputs[chapter] = result.inputs
         if not result.skipped:
-            record_timing(result, profile, root, cold=cold)  # at once: later pages (teaching) show it
+            record_timing(result, profile, stage, cold=cold)  # at once: later pages (teaching) show it
+    if all(r.ok for r in results):
+        publish_staging(stage, root)
+    else:
+        shutil.rmtree(stage, ignore_errors=True)
+        print("✗ nothing was published: every chapter of the run must succeed", file=sys.stderr, flush=True)
     return results
 
 
