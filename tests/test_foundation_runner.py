@@ -279,3 +279,35 @@ def test_a_run_killed_after_its_export_is_staged_leaves_the_book_as_it_was(expor
     proc.wait()
     assert book_checksums(exporter) == before
     assert all(r.ok for r in run.run_chapters(["exporter"], "smoke", root=exporter))  # the next run starts clean
+
+
+def test_the_users_hugging_face_cache_is_left_as_it_is(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "my-hf"))
+    run.configure_environment("quick", online=False, refresh=False)
+    assert os.environ["HF_HOME"] == str(tmp_path / "my-hf")
+    monkeypatch.delenv("HF_HOME")
+    run.configure_environment("quick", online=True, refresh=False)
+    assert "HF_HOME" not in os.environ  # Hugging Face's default cache
+
+
+def test_published_notebooks_name_their_source(demo_chapter):
+    assert run.execute_chapter("demo", "smoke", root=demo_chapter, progress=False).ok
+    meta = nbformat.read(demo_chapter / "book" / "demo.ipynb", as_version=4).metadata.papermill
+    assert meta.input_path == "chapters/demo.md" and meta.output_path == "book/demo.ipynb"
+
+
+def test_the_lock_file_agrees_with_the_pins():
+    """requirements-lock.txt pins the whole environment, at the versions requirements*.txt pin."""
+    def pins(name):
+        out = {}
+        for line in (PROJECT_ROOT / name).read_text().splitlines():
+            line = line.split("#")[0].strip()
+            if "==" in line:
+                pkg, version = line.split("==")
+                out[pkg.lower().replace("_", "-")] = version.split("+")[0]
+        return out
+
+    lock = pins("requirements-lock.txt")
+    for name in ("requirements.txt", "requirements-models.txt", "requirements-dev.txt"):
+        for pkg, version in pins(name).items():
+            assert lock.get(pkg) == version, f"{name}: {pkg}=={version}, lock: {lock.get(pkg)}"

@@ -6,11 +6,8 @@ import base64
 import html
 import io
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display on the build machines; figures are shown as images
-import matplotlib.pyplot as plt  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt  # the backend is the user's (matplotlib falls back to Agg without a display)
+import seaborn as sns
 
 PALETTE = "colorblind"
 

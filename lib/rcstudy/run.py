@@ -29,7 +29,7 @@ import yaml
 from . import config
 from .cache import atomic_write_bytes, file_checksum, fingerprint
 from .config import ConfigError
-from .settings import PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, hf_home, refresh_requested
+from .settings import PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, refresh_requested
 
 CHAPTERS_DIR = chapters_dir()
 PARAMS_DIR = CHAPTERS_DIR / "params"
@@ -173,11 +173,12 @@ SMOKE_DATA = PROJECT_ROOT / "tests" / "fixtures" / "data"
 
 
 def configure_environment(profile: str, *, online: bool, refresh: bool) -> None:
-    """Environment the chapter kernels inherit: offline Hub, project-local HF_HOME, cache policy.
+    """Environment the chapter kernels inherit: offline Hub unless ``online``, cache policy.
 
-    The smoke profile always reads the small fixtures written for the tests.
+    ``HF_HOME`` is left as the user has it (unset: Hugging Face's default cache), so models already
+    downloaded are found, offline too. The smoke profile always reads the small fixtures written
+    for the tests.
     """
-    os.environ.setdefault("HF_HOME", str(hf_home()))
     if profile == "smoke":
         os.environ["RCSTUDY_DATA"] = str(SMOKE_DATA)
     if online:
@@ -232,17 +233,20 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
         return ChapterResult(chapter, False, seconds,
                              f"chapter {chapter!r} failed in cell {e.cell_index} (In [{e.exec_count}]): "
                              f"{e.ename}: {e.evalue}\n  the failed notebook is {failed}", inputs)
-    finish_notebook(staging, inputs)
+    finish_notebook(staging, inputs, chapter)
     os.replace(staging, published)
     return ChapterResult(chapter, True, time.perf_counter() - start, inputs=inputs)
 
 
-def finish_notebook(path: Path, inputs: str) -> None:
-    """Collapse the defaults cell and papermill's injected-parameters cell on the rendered page, and
-    record the fingerprint of the notebook's inputs."""
+def finish_notebook(path: Path, inputs: str, chapter: str | None = None) -> None:
+    """Collapse the defaults cell and papermill's injected-parameters cell on the rendered page,
+    record the fingerprint of the notebook's inputs, and name the chapter's source and published
+    notebook (project-relative) in papermill's metadata, where papermill put a copy of the source."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
+    if chapter is not None and "papermill" in nb.metadata:
+        nb.metadata.papermill.update(input_path=f"chapters/{chapter}.md", output_path=f"book/{chapter}.ipynb")
     for c in nb.cells:
         tags = c.metadata.setdefault("tags", [])
         if ("parameters" in tags or "injected-parameters" in tags) and "hide-cell" not in tags:

@@ -29,18 +29,13 @@ def chapters_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Root of every on-disk cache (results, converted models, HF_HOME)."""
+    """Root of the project's on-disk caches (results, converted models)."""
     return _path_from_env("RCSTUDY_CACHE", PROJECT_ROOT / ".cache")
 
 
 def models_dir() -> Path:
     """Converted model copies (e.g. SmolLM2 from GGUF); kept apart so tests can share them."""
     return _path_from_env("RCSTUDY_MODELS", cache_dir() / "models")
-
-
-def hf_home() -> Path:
-    """The project-local HuggingFace home the runner sets as ``HF_HOME``."""
-    return cache_dir() / "huggingface"
 
 
 def refresh_requested() -> bool:
