@@ -99,15 +99,34 @@ def overrides_by_chapter(chapters: list[str], overrides: dict) -> dict[str, dict
     return aimed
 
 
-def preflight(chapters: list[str], profile: str, overrides: dict) -> tuple[dict[str, dict], list[str]]:
-    """Validate every chapter's parameters before anything runs: ``({chapter: injected}, problems)``,
-    one line per problem."""
+def preflight(chapters: list[str], profile: str, overrides: dict, *, online: bool = False,
+              deep: bool = True) -> tuple[dict[str, dict], list[str]]:
+    """Validate everything a run needs before anything runs: ``({chapter: injected}, problems)``,
+    one line per problem. The parameters first; then (``deep``) the data directory the profile
+    names, every model the configurations name and every dataset the chapters declare
+    (:mod:`rcstudy.preflight`)."""
+    from . import preflight as checks
+
     params, problems = {}, []
-    for chapter, aimed in overrides_by_chapter(chapters, overrides).items():
+    aimed = overrides_by_chapter(chapters, overrides)
+    for chapter in chapters:
         try:
-            params[chapter] = load_params(chapter, profile, aimed)
+            params[chapter] = load_params(chapter, profile, aimed[chapter])
         except ConfigError as e:
             problems.append(str(e) if str(e).startswith(f"{chapter}:") else f"{chapter}: {e}")
+    if problems or not deep:
+        return params, problems
+    data = {p["data"] for p in params.values() if p.get("data")}
+    if len(data) > 1:
+        return params, [f"the {profile} profile names more than one data directory: {', '.join(sorted(data))}"]
+    if data:
+        os.environ["RCSTUDY_DATA"] = str(config.resolve_data_dir(data.pop()))
+    checked: dict[str, list[str]] = {}
+    for chapter in chapters:
+        cls = config.config_class(chapter)
+        if cls is not None:
+            cfg = cls.load(profile, aimed[chapter], params_dir=PARAMS_DIR)
+            problems += [f"{chapter}: {p}" for p in checks.chapter_problems(cls, cfg, online=online, checked=checked)]
     return params, problems
 
 
@@ -169,18 +188,14 @@ def published_inputs(chapter: str, root: Path) -> str:
     return json.loads(path.read_text()).get("metadata", {}).get("rcstudy", {}).get("inputs", "")
 
 
-SMOKE_DATA = PROJECT_ROOT / "tests" / "fixtures" / "data"
 
 
 def configure_environment(profile: str, *, online: bool, refresh: bool) -> None:
     """Environment the chapter kernels inherit: offline Hub unless ``online``, cache policy.
 
     ``HF_HOME`` is left as the user has it (unset: Hugging Face's default cache), so models already
-    downloaded are found, offline too. The smoke profile always reads the small fixtures written
-    for the tests.
+    downloaded are found, offline too. The data directory is the profile's (:func:`preflight`).
     """
-    if profile == "smoke":
-        os.environ["RCSTUDY_DATA"] = str(SMOKE_DATA)
     if online:
         os.environ.pop("HF_HUB_OFFLINE", None)
     else:
@@ -341,11 +356,11 @@ def run_chapters(chapters: list[str], profile: str, overrides: dict | None = Non
     the staged book — notebooks, exports, timings — replace ``root/book`` (:func:`publish_staging`).
     A failed or killed run leaves every published file as it was."""
     root = root or book_root()
-    _, problems = preflight(chapters, profile, overrides or {})
+    configure_environment(profile, online=online, refresh=refresh)
+    _, problems = preflight(chapters, profile, overrides or {}, online=online)
     if problems:
         return [ChapterResult(p.partition(":")[0], False, 0.0, p) for p in problems]
     aimed = overrides_by_chapter(chapters, overrides or {})
-    configure_environment(profile, online=online, refresh=refresh)
     stage = open_staging(root)
     os.environ["RCSTUDY_BOOK_ROOT"] = str(stage)
     os.environ.pop("RCSTUDY_EXPORTS", None)  # exports go to the staged book, published with it

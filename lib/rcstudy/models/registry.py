@@ -110,7 +110,7 @@ def split_revision(name: str) -> tuple[str, str | None]:
     return repo, revision or None
 
 
-def hub_snapshot(name: str) -> str:
+def hub_snapshot(name: str, *, offline: bool | None = None) -> str:
     """Resolve a Hub id, optionally pinned (``id@revision``), in the user's Hugging Face cache
     (``HF_HOME``, else ``~/.cache/huggingface``): the local snapshot when offline (or an error);
     online, the id itself, or for a pinned id the snapshot of that revision (downloaded if needed)."""
@@ -118,7 +118,8 @@ def hub_snapshot(name: str) -> str:
     from huggingface_hub.utils import LocalEntryNotFoundError
 
     repo, revision = split_revision(name)
-    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
+    if offline is None:
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
     if not offline:
         return snapshot_download(repo, revision=revision) if revision else repo
     try:
