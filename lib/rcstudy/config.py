@@ -35,6 +35,8 @@ PROFILES = ("smoke", "quick", "full")
 DEFAULT_PROFILE = "quick"
 #: Keys of a profile file and notebook parameters that say how to run, not what to compute.
 RUN_KEYS = ("profile", "data")
+#: Set by the runner for its kernels: the models and data were checked before the first cell.
+CHECKED_ENV = "RCSTUDY_PREFLIGHT_DONE"
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -334,7 +336,15 @@ class ChapterConfig:
         if data is not None:
             os.environ["RCSTUDY_DATA"] = str(data)
         overrides = {k: v for k, v in given.items() if k not in RUN_KEYS and v is not None}
-        return cls.load(given.get("profile", DEFAULT_PROFILE), overrides)
+        cfg = cls.load(given.get("profile", DEFAULT_PROFILE), overrides)
+        if os.environ.get(CHECKED_ENV) != "1":  # plain papermill or Jupyter: the runner's checks, here
+            from .preflight import chapter_problems
+
+            offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
+            problems = chapter_problems(cls, cfg, online=not offline)
+            if problems:
+                raise ConfigError(f"{cls.chapter}: " + "; ".join(problems))
+        return cfg
 
     @classmethod
     def describe(cls, profile: str | None = None) -> list[dict]:

@@ -360,6 +360,7 @@ def run_chapters(chapters: list[str], profile: str, overrides: dict | None = Non
     _, problems = preflight(chapters, profile, overrides or {}, online=online)
     if problems:
         return [ChapterResult(p.partition(":")[0], False, 0.0, p) for p in problems]
+    os.environ[config.CHECKED_ENV] = "1"  # the kernels need not check again (Config.from_notebook)
     aimed = overrides_by_chapter(chapters, overrides or {})
     stage = open_staging(root)
     os.environ["RCSTUDY_BOOK_ROOT"] = str(stage)
