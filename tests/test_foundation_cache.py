@@ -41,7 +41,7 @@ def test_failed_compute_leaves_no_entry(isolated_cache):
 
     with pytest.raises(RuntimeError):
         cache.cached("t", {"x": 1}, boom)
-    assert not list(isolated_cache.rglob("*.pkl"))
+    assert not list(isolated_cache.rglob("*.npz"))
     assert cache.cached("t", {"x": 1}, lambda: 7) == 7
 
 
@@ -55,9 +55,10 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path):
 
 def test_corrupt_entry_is_recomputed(isolated_cache):
     cache.cached("t", {}, lambda: 1)
-    (entry,) = (isolated_cache / "results" / "t").glob("*.pkl")
-    entry.write_bytes(b"not a pickle")
-    assert cache.cached("t", {}, lambda: 2) == 2
+    (entry,) = (isolated_cache / "results" / "t").glob("*.npz")
+    entry.write_bytes(b"not an entry")
+    with pytest.warns(cache.CacheWarning, match="is unreadable .*: recomputing"):
+        assert cache.cached("t", {}, lambda: 2) == 2
 
 
 def _package(root, sources):
