@@ -195,33 +195,35 @@ class CacheWarning(UserWarning):
     """An unreadable cache entry, which is recomputed (or retrained) and overwritten."""
 
 
-def _unreadable(path: Path, reason: str) -> None:
-    warnings.warn(f"cache entry {path} is unreadable ({reason}): recomputing", CacheWarning, stacklevel=4)
+def warn_unreadable(path: Path, reason: str, stacklevel: int = 2) -> None:
+    """Say that the entry at ``path`` is not used, and why; the caller recomputes and overwrites it."""
+    warnings.warn(f"cache entry {path} is unreadable ({reason}): recomputing", CacheWarning, stacklevel=stacklevel + 1)
 
 
 #: What :func:`read_entry` returns for an absent or unreadable entry.
 MISSING = object()
 
 
-def _read(path: Path, loads: Callable[[Path], Any]) -> Any:
-    """The value of the entry at ``path``; ``MISSING`` if there is none or it is unreadable (warned)."""
-    legacy = path.with_suffix(".pkl")
+def _read(path: Path, loads: Callable[[Path], Any], legacy_suffix: str) -> Any:
+    """The value of the entry at ``path``; ``MISSING`` if there is none or it is unreadable (warned,
+    as is a pickled file an older version left in its place)."""
+    legacy = path.with_suffix(legacy_suffix)
     if not path.exists():
         if legacy.exists():
-            _unreadable(legacy, "pickled entries of older versions are never loaded")
+            warn_unreadable(legacy, "pickled files of older versions are never loaded", 4)
         return MISSING
     try:
         return loads(path)
     except serialize.DecodeError as e:
-        _unreadable(path, str(e))
+        warn_unreadable(path, str(e), 4)
     except OSError as e:  # vanished or unreadable between the check and the read
-        _unreadable(path, f"{type(e).__name__}: {e}")
+        warn_unreadable(path, f"{type(e).__name__}: {e}", 4)
     return MISSING
 
 
 def read_entry(path: Path) -> Any:
     """A result entry's value, or :data:`MISSING` (absent, or unreadable: warned)."""
-    return _read(Path(path), serialize.loads)
+    return _read(Path(path), serialize.loads, ".pkl")
 
 
 def write_entry(path: Path, value: Any, entry: str = "") -> None:
@@ -234,7 +236,7 @@ def write_entry(path: Path, value: Any, entry: str = "") -> None:
 def load_weights(path: Path) -> Any | None:
     """The state saved by :func:`save_weights` (tensors on the CPU), or None if there is none or
     it is unreadable (warned: the caller trains again and overwrites it)."""
-    value = _read(Path(path), serialize.loads_tensors)
+    value = _read(Path(path), serialize.loads_tensors, ".pt")
     return None if value is MISSING else value
 
 
