@@ -243,7 +243,7 @@ def finetune_cached(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime) -
         else:
             return TrainedMC(model.to(rt.device).eval(), load_tokenizer(cfg.model), cfg, losses)
     trained = finetune(train_items, cfg, rt)
-    save_weights(path, {"weights": trained.model.state_dict(), "losses": trained.losses}, "mc_models")
+    save_weights(path, {"weights": dict(trained.model.state_dict()), "losses": trained.losses}, "mc_models")
     return trained
 
 
