@@ -1,4 +1,5 @@
-"""Results cache: computed once, keyed by parameters and data, atomic, refreshable; typed files that\nnever run code when read, safe to share between processes."""
+"""Results cache: computed once, keyed by parameters and data, atomic, refreshable; typed files that
+never run code when read, safe to share between processes."""
 
 import collections
 import dataclasses
@@ -167,7 +168,8 @@ ARRAYS = [np.arange(6).astype(dt).reshape(2, 3) for dt in
     np.array([np.nan, np.inf, -0.0])]
 
 VALUES = {
-    "scalars": [None, True, False, 0, -7, 2 ** 80, 1.5, -0.0, float("nan"), float("inf"), float("-inf"), "", "é ∧ ¬"],
+    "scalars": [None, True, False, 0, -7, 2 ** 80, 1.5, -0.0, float("nan"), float("inf"), float("-inf"), "",
+                "é ∧ ¬"],
     "containers": ([1, (2, [3])], (), [], {}, set(), frozenset({1, "a"}), {(1, "b"), None}),
     "keys": {1: "int", 2.5: "float", None: "none", (1, ("x", 2)): "tuple", True: "bool", frozenset({3}): "set"},
     "arrays": ARRAYS,
@@ -397,7 +399,8 @@ def test_state_round_trips_through_safetensors(tmp_path):
         assert json.loads(f.metadata()["rcstudy"])["format"] == serialize.FORMAT
     loaded = cache.load_weights(path)
     assert loaded["optimizer"]["param_groups"][0]["betas"] == (0.9, 0.999)
-    assert loaded["selection"] == [(2, 0.5)] and loaded["complete"] is False and list(loaded["optimizer"]["state"]) == [0]
+    assert loaded["selection"] == [(2, 0.5)] and loaded["complete"] is False
+    assert list(loaded["optimizer"]["state"]) == [0]
     for k, v in state["weights"].items():
         assert loaded["weights"][k].dtype == v.dtype and torch.equal(loaded["weights"][k], v)
     assert torch.equal(loaded["rng"], state["rng"])

@@ -307,7 +307,8 @@ def loads(data: bytes | Path) -> Any:
 
 
 def dumps_tensors(value: Any, entry: str = "weights") -> bytes:
-    """``value`` (state dicts, optimiser states, numbers, ...) as a safetensors file whose metadata holds the document."""
+    """``value`` (state dicts, optimiser states, numbers, ...) as a safetensors file whose metadata
+    holds the document."""
     from safetensors.torch import save
 
     doc, tensors = encode(value, entry, tensors=True)

@@ -17,8 +17,9 @@ Training pads each batch to its longest sequence (batches grouped by length), ma
 out of the loss, and writes a checkpoint (weights, optimiser, schedule, step, losses) every
 ``checkpoint_every`` optimiser steps, as a safetensors file (:func:`rcstudy.cache.save_weights`:
 nothing in it runs code when read); a later call with the same configuration and examples
-resumes from it, and one that cannot be read, or does not fit the model, is trained again with a warning. ``stop_after_minutes`` saves and stops with :class:`TrainingInterrupted`, for
-machines that limit how long one command may run: run the same command again to continue.
+resumes from it, and one that cannot be read, or does not fit the model, is trained again with a
+warning. ``stop_after_minutes`` saves and stops with :class:`TrainingInterrupted`, for machines
+that limit how long one command may run: run the same command again to continue.
 With a ``select`` function (a dev score of the model, higher is better) and ``evaluations``,
 the model is scored that many times, evenly spaced over the run (the last at its end), and the
 best weights are kept, as the paper's code selects its checkpoint on dev (every 10 of its 300
