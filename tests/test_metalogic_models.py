@@ -9,7 +9,7 @@ import matplotlib
 import pytest
 import torch
 
-from rcstudy import runtime
+from rcstudy import cache, runtime, serialize
 from rcstudy.baselines import metalogic_rules as rules
 from rcstudy.data import metalogic as ml
 from rcstudy.experiments import metalogic as ex
@@ -77,6 +77,25 @@ def test_feature_model_learns_and_is_deterministic(splits):
     assert fitted["cert_acc"] > mm.evaluate(train, {})["cert_acc"]
     with pytest.raises(RuntimeError):
         rules.FeatureModel().predict(test[0])
+
+
+def test_feature_model_is_cached_as_data_and_predicts_bit_for_bit(splits, isolated_cache):
+    """A fitted model goes through the results cache as its parameters; the rebuilt regressions
+    give the fitted ones' probabilities exactly, and so the same predictions."""
+    train, test = splits["train"], splits["test"]
+    fitted = rules.FeatureModel(0).fit(train)
+    assert cache.cached("fm", {}, lambda: fitted) is fitted
+    loaded = cache.cached("fm", {}, lambda: pytest.fail("recomputed"))
+    assert type(loaded.models["step"]) is rules.LinearModel and not hasattr(loaded.models["step"], "_fitted")
+    for g in [*train, *test]:
+        assert loaded.predict(g) == fitted.predict(g)
+    rows = [rules._indicator_features(n.text) for g in test for n in g.nodes.values()]
+    for name in ("degree", "local"):
+        (ca, pa), (cb, pb) = fitted.models[name].proba(rows), loaded.models[name].proba(rows)
+        assert ca == cb and pa.dtype == pb.dtype and pa.tobytes() == pb.tobytes()
+    constant = rules.LinearModel.fit([{"w=a": 1.0}, {"w=b": 1.0}], ["none", "none"], 0)
+    again = serialize.loads(serialize.dumps(constant))
+    assert again.constant == "none" and again.proba([{}, {}])[0] == ["none"]
 
 
 # --- seq2seq engine ---------------------------------------------------------------------------

@@ -9,7 +9,6 @@ the configuration and a fingerprint of the items, so chapters share them and rer
 
 from __future__ import annotations
 
-import io
 import random
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence, TypeVar
@@ -19,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..cache import atomic_write_bytes, cached, entry_path, cache_key, fingerprint
+from ..cache import cache_key, cached, entry_path, fingerprint, load_weights, save_weights, warn_unreadable
 from ..data.records import MCItem
 from ..runtime import Runtime, seed_everything
 from .loading import load_multiple_choice, load_tokenizer
@@ -228,20 +227,23 @@ def _model_cache_key(cfg: MCConfig, train_items: Sequence[MCItem]) -> dict:
 
 
 def finetune_cached(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime) -> TrainedMC:
-    """:func:`finetune`, with the trained weights and losses cached on disk (shared across chapters)."""
+    """:func:`finetune`, with the trained weights and losses cached on disk (shared across chapters)
+    as safetensors; a weight file that cannot be read or does not fit the model is retrained with a warning."""
     from ..settings import refresh_requested
 
-    path = entry_path("mc_models", _model_cache_key(cfg, train_items)).with_suffix(".pt")
-    if path.exists() and not refresh_requested():
-        state = torch.load(path, map_location="cpu", weights_only=False)
+    path = entry_path("mc_models", _model_cache_key(cfg, train_items)).with_suffix(".safetensors")
+    state = None if refresh_requested() else load_weights(path)
+    if state is not None:
         model = load_multiple_choice(cfg.model, seed=cfg.seed)
-        model.load_state_dict(state["weights"])
-        return TrainedMC(model.to(rt.device).eval(), load_tokenizer(cfg.model), cfg, state["losses"])
+        try:
+            model.load_state_dict(state["weights"])
+            losses = list(state["losses"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            warn_unreadable(path, f"{type(e).__name__}: {e}")
+        else:
+            return TrainedMC(model.to(rt.device).eval(), load_tokenizer(cfg.model), cfg, losses)
     trained = finetune(train_items, cfg, rt)
-    buf = io.BytesIO()
-    torch.save({"weights": {k: v.cpu() for k, v in trained.model.state_dict().items()},
-                "losses": trained.losses}, buf)
-    atomic_write_bytes(path, buf.getvalue())
+    save_weights(path, {"weights": dict(trained.model.state_dict()), "losses": trained.losses}, "mc_models")
     return trained
 
 

@@ -15,9 +15,11 @@ Model names, as everywhere in the book:
 
 Training pads each batch to its longest sequence (batches grouped by length), masks padding
 out of the loss, and writes a checkpoint (weights, optimiser, schedule, step, losses) every
-``checkpoint_every`` optimiser steps; a later call with the same configuration and examples
-resumes from it. ``stop_after_minutes`` saves and stops with :class:`TrainingInterrupted`, for
-machines that limit how long one command may run: run the same command again to continue.
+``checkpoint_every`` optimiser steps, as a safetensors file (:func:`rcstudy.cache.save_weights`:
+nothing in it runs code when read); a later call with the same configuration and examples
+resumes from it, and one that cannot be read, or does not fit the model, is trained again with a
+warning. ``stop_after_minutes`` saves and stops with :class:`TrainingInterrupted`, for machines
+that limit how long one command may run: run the same command again to continue.
 With a ``select`` function (a dev score of the model, higher is better) and ``evaluations``,
 the model is scored that many times, evenly spaced over the run (the last at its end), and the
 best weights are kept, as the paper's code selects its checkpoint on dev (every 10 of its 300
@@ -26,7 +28,6 @@ epochs, i.e. 30 evaluations).
 
 from __future__ import annotations
 
-import io
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -36,7 +37,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from ..cache import atomic_write_bytes, cache_key, cached, entry_path, fingerprint
+from ..cache import cache_key, cached, entry_path, fingerprint, load_weights, save_weights, warn_unreadable
 from ..data.records import MCItem
 from ..runtime import Runtime, seed_everything
 from ..settings import refresh_requested
@@ -203,7 +204,7 @@ def checkpoint_path(cfg: Seq2SeqConfig, sources: Sequence[str], targets: Sequenc
     if select_key:  # what the selection scores on (the dev passages)
         params["select"] = select_key
     key = cache_key("seq2seq_models", params)
-    return entry_path("seq2seq_models", key).with_suffix(".pt")
+    return entry_path("seq2seq_models", key).with_suffix(".safetensors")
 
 
 def _make_optimizer(model, cfg: Seq2SeqConfig, total: int):
@@ -238,9 +239,7 @@ def _save(path: Path, model, opt, sched, step: int, losses: list[float], complet
              "losses": losses, "complete": complete, "selection": selection, "best_step": best.get("step")}
     if not complete:
         state.update(optimizer=opt.state_dict(), scheduler=sched.state_dict(), rng=torch.get_rng_state(), best=best)
-    buf = io.BytesIO()
-    torch.save(state, buf)
-    atomic_write_bytes(path, buf.getvalue())
+    save_weights(path, state, "seq2seq_models")
 
 
 def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt: Runtime, *,
@@ -257,10 +256,14 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
         raise ValueError("select and select_key go together")
     path = checkpoint_path(cfg, sources, targets, select_key)
     model, tok = load_seq2seq(cfg.model, cfg.seed)
-    state = torch.load(path, map_location="cpu", weights_only=False) if path.exists() and (
-        resume and not refresh_requested()) else None
+    state = load_weights(path) if resume and not refresh_requested() else None
     if state is not None:
-        model.load_state_dict(state["weights"])
+        try:
+            model.load_state_dict(state["weights"])
+        except (KeyError, TypeError, RuntimeError) as e:  # a checkpoint of another model
+            warn_unreadable(path, f"{type(e).__name__}: {e}")
+            state = None
+            model, tok = load_seq2seq(cfg.model, cfg.seed)
     model.to(rt.device)
     if state is not None and state["complete"]:
         return TrainedSeq2Seq(model.eval(), tok, cfg, state["losses"], state.get("selection", []),
