@@ -325,10 +325,12 @@ class ChapterConfig:
         name is caught here. Parameters left at ``None`` keep the profile's value. ``data``
         sets the data directory for this kernel.
         """
-        ipython = {"In", "Out", "get_ipython", "exit", "quit", "open"}
+        # Parameters are data (what papermill can inject); imported names (modules, classes,
+        # functions, typing forms such as the parameters cell's Optional) are not.
+        ipython = {"In", "Out"}
         given = {k: v for k, v in namespace.items()
-                 if not k.startswith("_") and k not in ipython and not isinstance(v, types.ModuleType)
-                 and not (isinstance(v, type) and issubclass(v, ChapterConfig))}
+                 if not k.startswith("_") and k not in ipython
+                 and isinstance(v, (str, int, float, bool, type(None), list, tuple, dict))}
         for name in given:
             if name not in RUN_KEYS and name not in {f.name for f in fields(cls)}:
                 raise unknown_name(name, cls)
