@@ -29,7 +29,7 @@ import yaml
 from . import config
 from .cache import atomic_write_bytes, file_checksum, fingerprint
 from .config import ConfigError
-from .settings import PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, refresh_requested
+from .settings import PROGRESS_ENV, PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, refresh_requested
 
 CHAPTERS_DIR = chapters_dir()
 PARAMS_DIR = CHAPTERS_DIR / "params"
@@ -202,6 +202,7 @@ def configure_environment(profile: str, *, online: bool, refresh: bool) -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["HF_DATASETS_OFFLINE"] = "1"
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    os.environ.setdefault(PROGRESS_ENV, "terminal")  # long loops report on this terminal, not in the pages
     if refresh:
         os.environ["RCSTUDY_REFRESH"] = "1"
 

@@ -9,6 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+#: How long loops report progress (:func:`rcstudy.runtime.track`): "terminal" (set by the runner)
+#: writes to the terminal of `rcstudy run`, never into the notebook; "off" is silent; otherwise the
+#: kernel's stderr, which Jupyter shows under the cell and the book leaves out of its pages.
+PROGRESS_ENV = "RCSTUDY_PROGRESS"
+
 #: The repository root (two levels above ``lib/rcstudy``). Used only for defaults.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 

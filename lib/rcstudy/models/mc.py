@@ -20,7 +20,7 @@ from torch import nn
 
 from ..cache import cache_key, cached, entry_path, fingerprint, load_weights, save_weights, warn_unreadable
 from ..data.records import MCItem
-from ..runtime import Runtime, seed_everything
+from ..runtime import Runtime, seed_everything, track
 from .loading import load_multiple_choice, load_tokenizer
 
 FIELDS = ("A", "QA", "CQA")
@@ -184,10 +184,13 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
     model.train()
     losses: list[float] = []
     done, running = 0, 0.0
+    bar = track(range(total_batches), desc=f"fine-tune {cfg.model} (seed {cfg.seed})", unit="batch")
+    steps = iter(bar)
     for epoch in range(n_epochs):
         for batch_idx in length_batches(lengths, cfg.batch_size, shuffle=True, seed=cfg.seed * 1000 + epoch):
             if done >= total_batches:
                 break
+            next(steps)
             batch = collate([encoded[i] for i in batch_idx], tokenizer.pad_token_id)
             logits = _forward(model, batch, rt)
             loss = F.cross_entropy(logits, labels[batch_idx].to(rt.device)) / cfg.grad_accum
@@ -201,6 +204,7 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
                 optimizer.zero_grad(set_to_none=True)
                 losses.append(running)
                 running = 0.0
+    bar.close()
     model.eval()
     return TrainedMC(model, tokenizer, cfg, losses)
 
@@ -216,7 +220,8 @@ def predict(trained: TrainedMC, items: Sequence[MCItem], rt: Runtime) -> np.ndar
     out = np.zeros((len(items), n_opt), dtype=np.float32)
     trained.model.eval()
     with torch.inference_mode():
-        for batch_idx in length_batches(lengths, cfg.eval_batch_size, shuffle=False):
+        for batch_idx in track(length_batches(lengths, cfg.eval_batch_size, shuffle=False),
+                               desc=f"predict {cfg.model} ({len(items)} questions)", unit="batch"):
             batch = collate([encoded[i] for i in batch_idx], tok.pad_token_id, n_opt)
             out[batch_idx] = _forward(trained.model, batch, rt).cpu().numpy()
     return out

@@ -39,7 +39,7 @@ import torch
 
 from ..cache import cache_key, cached, entry_path, fingerprint, load_weights, save_weights, warn_unreadable
 from ..data.records import MCItem
-from ..runtime import Runtime, seed_everything
+from ..runtime import Runtime, seed_everything, track
 from ..settings import refresh_requested
 from .lm import CausalLM, Seq2SeqLM, quiet_encoder_decoder
 from .loading import TINY_DIMS, load_causal_lm, load_or_explain, load_tokenizer, model_config
@@ -299,6 +299,8 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
     pad = tok.pad_token_id
     start = time.monotonic()
     model.train()
+    bar = track(None, total=total, desc=f"train {cfg.model} (seed {cfg.seed})", unit="step")
+    bar.update(step)  # a resumed run starts where its checkpoint stopped
     while step < total:
         running = 0.0
         for batch in schedule[step * cfg.grad_accum:(step + 1) * cfg.grad_accum]:
@@ -311,6 +313,7 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
         opt.zero_grad(set_to_none=True)
         losses.append(running)
         step += 1
+        bar.update(1)
         if step in eval_steps:
             rng = torch.get_rng_state()  # evaluating must not change the rest of the run
             score = float(select(TrainedSeq2Seq(model.eval(), tok, cfg, losses)))
@@ -325,6 +328,7 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
             _save(path, model, opt, sched, step, losses, False, best, selection)
             raise TrainingInterrupted(f"stopped after {stop_after_minutes} min at step {step}/{total}; "
                                       f"the checkpoint {path} resumes it: run the same command again")
+    bar.close()
     _save(path, model, opt, sched, step, losses, True, best, selection)
     if best:
         model.load_state_dict(best["weights"])
@@ -345,7 +349,8 @@ def generate(trained: TrainedSeq2Seq, sources: Sequence[str], rt: Runtime) -> li
     src = tok(list(sources), truncation=True, max_length=cfg.infer_max_src_len or cfg.max_src_len)["input_ids"]
     out: list[str] = [""] * len(src)
     model.eval()
-    for batch in length_batches([len(s) for s in src], cfg.eval_batch_size, shuffle=False):
+    for batch in track(length_batches([len(s) for s in src], cfg.eval_batch_size, shuffle=False),
+                       desc=f"generate {cfg.model} ({len(src)} inputs)", unit="batch"):
         ids = _pad([src[i] for i in batch], tok.pad_token_id).to(rt.device)
         with torch.inference_mode(), rt.autocast():
             gen = model.generate(input_ids=ids, attention_mask=(ids != tok.pad_token_id).long(),
