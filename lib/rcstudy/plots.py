@@ -19,6 +19,20 @@ def use_book_style() -> None:
                          "axes.spines.right": False})
 
 
+def glue_figure(name: str, fig) -> None:
+    """Glue ``fig`` as a PNG under ``name``, then close it. The prose places it with a numbered,
+    captioned ``{glue:figure}`` (``:name: fig-...`` for ``{numref}``, ``:alt:`` for screen readers);
+    the rendered page links the image file instead of inlining it."""
+    from IPython.display import Image
+
+    from .report import glue
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    glue(name, Image(buf.getvalue(), format="png"))
+
+
 def show(fig, alt: str, caption: str | None = None) -> None:
     """Display ``fig`` as a PNG with ``alt`` text (required: screen readers read it), then close it."""
     from IPython.display import HTML, display
