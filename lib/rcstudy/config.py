@@ -307,6 +307,8 @@ class ChapterConfig:
     """Base of every chapter's ``Config``: how to load one for a profile and overrides."""
 
     chapter: ClassVar[str] = ""
+    #: The datasets the chapter reads (``rcstudy.data.registry`` names): checked before a run.
+    datasets: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def load(cls, profile: str = DEFAULT_PROFILE, overrides: Mapping[str, Any] | None = None, *,

@@ -124,6 +124,7 @@ class Config(ChapterConfig):
     """The ReCoRD chapter's parameters; the defaults are the quick profile (the book's)."""
 
     chapter = "record"
+    datasets = ("record",)
     model: str = param("minilm-l6", "encoder that the ranker and the span extractor fine-tune (full: a Hub name)")
     seeds: tuple[int, ...] = param((0,), "training seeds of every trained method")
     random_mode: Literal["mention", "unique"] = param(
