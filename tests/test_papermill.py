@@ -16,7 +16,7 @@ from rcstudy.report import claims_from_notebook, glued_values
 
 pytestmark = pytest.mark.slow
 ROOT = run.PROJECT_ROOT
-CHAPTER = "reclor"
+CHAPTER = "record"
 BIN = Path(sys.executable).parent
 
 
