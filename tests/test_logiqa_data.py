@@ -95,7 +95,7 @@ def test_malformed_txt_names_file_and_line(name, line, words):
 
 
 def test_not_utf8_is_reported():
-    with pytest.raises(DataFormatError, match="latin1.txt: not UTF-8"):
+    with pytest.raises(DataFormatError, match="latin1.txt:3: not UTF-8"):
         lq.parse_logiqa_txt(BAD / "latin1.txt", split="eval", lang="en")
 
 

@@ -78,7 +78,7 @@ MALFORMED_CASES = {
     "unreadable_step": "is not 'sentA -> sentB'",
     "degree_out_of_range": "degree_label 7",
     "context_mismatch": "do not join into meta_info context + option",
-    "duplicate_id": "duplicate id_string (first on line 1)",
+    "duplicate_id": "duplicate id_string 'train_9101' (first at line 1)",
 }
 
 

@@ -115,7 +115,7 @@ def test_deduplicate_prefers_fuller_sources():
 @pytest.mark.parametrize("name, where, problem", [
     ("superglue_bad_json.jsonl", ":2:", "invalid JSON"),
     ("superglue_entity_outside.jsonl", ":2 (item 2)", "outside the passage"),
-    ("superglue_no_placeholder.jsonl", ":2 (item 20)", f"no {PLACEHOLDER}"),
+    ("superglue_no_placeholder.jsonl", ":2 (item 30)", f"no {PLACEHOLDER}"),
     ("official_missing_qas.json", " (item p1)", "missing field 'qas'"),
     ("clues_no_template.jsonl", ":2 (item ReCoRD_12_1)", "CLUES template"),
     ("explorer_no_gold.json", " (item ee55-ff66-0)", "correct-answer"),
