@@ -23,7 +23,8 @@ JSON Lines with ``id, answer, text, question, options, type``; many of its items
 exam questions as LogiQA 1.0 items, translated again. :func:`match_items` finds them.
 Tolerated variant: the release gives the same ``id`` to two *different* questions (2 ids in
 dev.txt, 4 in test.txt), so a repeated ``id`` is refused only when the whole record repeats.
-``id`` and ``type`` may be absent (the OOD test file has no ``type``), but then from every line.
+``type`` lists the reasoning types flagged ``true``; it may be absent (the OOD test file has none),
+but then from every line.
 """
 
 from __future__ import annotations
@@ -195,14 +196,13 @@ def parse_logiqa2_jsonl(path: Path, *, split: str) -> list[MCItem]:
     path = Path(path)
     items = []
     records = UniqueKeys(path, "record")
-    present: dict[str, list[tuple[bool, dict]]] = {"id": [], "type": []}
+    has_types = []
     for lineno, obj in iter_jsonl(path):
         item_id = str(obj.get("id", lineno))
         where = {"line": lineno, "item": item_id}
-        optional_fields(obj, {"id": int, "type": dict}, path, **where)
-        require_fields(obj, {"answer": int, "text": str, "question": str, "options": list}, path, **where)
-        for name in present:
-            present[name].append((name in obj, where))
+        require_fields(obj, {"id": int, "answer": int, "text": str, "question": str, "options": list}, path, **where)
+        optional_fields(obj, {"type": dict}, path, **where)
+        has_types.append(("type" in obj, where))
         records.add(json.dumps(obj, sort_keys=True), f"line {lineno}", shown="(the same line repeated)", **where)
         options = obj["options"]
         if len(options) != 4 or not all(isinstance(o, str) and o.strip() for o in options):
@@ -223,12 +223,11 @@ def parse_logiqa2_jsonl(path: Path, *, split: str) -> list[MCItem]:
         items.append(MCItem(
             id=f"logiqa2-{split}-{item_id}", context=obj["text"].strip(), question=obj["question"].strip(),
             options=tuple(texts), label=obj["answer"],
-            meta={"lang": "en", "split": split, "line": lineno, "source_id": obj.get("id"), "types": types,
+            meta={"lang": "en", "split": split, "line": lineno, "source_id": obj["id"], "types": types,
                   "has_types": "type" in obj},
         ))
     require_items(items, path, "questions")
-    for name, flags in present.items():
-        require_all_or_none(path, name, flags)
+    require_all_or_none(path, "type", has_types)
     return items
 
 

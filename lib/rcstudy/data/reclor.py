@@ -105,7 +105,7 @@ def _records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
     if head.startswith(b"["):
         data = read_json(path)
         if not isinstance(data, list):
-            raise DataFormatError(path, f"expected a JSON array of items, got {type(data).__name__}")
+            raise DataFormatError(path, f"the file is not a JSON array of items but a {type(data).__name__}")
         for k, obj in enumerate(data):
             name = obj.get("id_string") if isinstance(obj, dict) else None
             yield None, name if isinstance(name, str) else f"#{k}", obj

@@ -12,11 +12,11 @@ Layouts read (``load_file`` picks the reader from the file):
   with the class ``correct-answer``.
 
 Checks. Every file must hold at least one query; passage and query ids (``id``/``idx``; CLUES and
-explorer ``id``) are required and unique within a file; every query of a labelled file (all but
+explorer ``id``) and the passage's news ``source`` are required, ids unique within a file; every query of a labelled file (all but
 the official and SuperGLUE ``test`` files) has at least one answer, and each answer's ``text`` must
 be the passage text at its span (``start``..``end``, or CLUES' ``answer_start`` + its length): a
 contradiction raises :class:`~rcstudy.errors.DataFormatError` naming file, line or item. Fields the
-loader does not use (``source``, CLUES' ``is_impossible``, the explorer's ``idx``) are still
+loader does not use (CLUES' ``is_impossible``, the explorer's ``idx``) are still
 type-checked, and a CLUES query marked ``is_impossible`` is refused (ReCoRD queries always have an
 answer).
 
@@ -127,8 +127,7 @@ def _passage_queries(p: dict, path: Path, line: int | None, *, id_key: str, sour
     """The queries of one passage record (official and SuperGLUE layouts share this shape)."""
     pid = str(p.get(id_key, f"#{position}"))
     id_type = str if id_key == "id" else int
-    require_fields(p, {id_key: id_type, "passage": dict, "qas": list}, path, line=line, item=pid)
-    optional_fields(p, {"source": str}, path, line=line, item=pid)
+    require_fields(p, {id_key: id_type, "source": str, "passage": dict, "qas": list}, path, line=line, item=pid)
     require_fields(p["passage"], {"text": str, "entities": list}, path, line=line, item=pid)
     raw = p["passage"]["text"]
     for k, e in enumerate(p["passage"]["entities"]):
@@ -151,7 +150,7 @@ def _passage_queries(p: dict, path: Path, line: int | None, *, id_key: str, sour
         answers = _answers(raw, qa.get("answers", []), path, line, qid)
         out.append(_build(f"{source}:{qid}" if id_key == "idx" else qid, raw, rendered, ents,
                           _query(qa["query"], path, line, qid), answers, source,
-                          {"passage_id": pid, "news_source": p.get("source", ""), "file": path.name}))
+                          {"passage_id": pid, "news_source": p["source"], "file": path.name}))
     return out
 
 
@@ -165,7 +164,7 @@ def load_official(path: Path, source: str = "official") -> list[ClozeQuery]:
     path = Path(path)
     doc = read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
-        raise DataFormatError(path, 'expected an object with a "data" list (official ReCoRD layout)')
+        raise DataFormatError(path, 'the file is not an object with a "data" list (official ReCoRD layout)')
     out = []
     passage_ids, query_ids = UniqueKeys(path, "passage id"), UniqueKeys(path, "query id")
     for i, p in enumerate(doc["data"]):
@@ -324,7 +323,7 @@ def load_explorer(path: Path, source: str = "explorer") -> list[ClozeQuery]:
     path = Path(path)
     pages = read_json(path)
     if not isinstance(pages, list):
-        raise DataFormatError(path, "expected a JSON list of example pages")
+        raise DataFormatError(path, "the file is not a JSON list of example pages")
     out = []
     ids = UniqueKeys(path, "id")
     for i, page in enumerate(pages):
