@@ -76,7 +76,7 @@ class Sizes:
 class Readers:
     """The neural readers trained from scratch (the paper's SAR, GA and Co-Matching rows)."""
 
-    models: tuple[Literal["sar", "ga", "comatch"], ...] = param(("sar", "ga", "comatch"), "readers trained")
+    names: tuple[Literal["sar", "ga", "comatch"], ...] = param(("sar", "ga", "comatch"), "readers trained: Stanford attentive, gated-attention, co-matching")
     seeds: tuple[int, ...] = param((0,), "seeds of the from-scratch readers")
     n_train: int | None = param(400, "training questions for the readers (None: all)")
     epochs: int = param(2, "training epochs (the best epoch on Eval is kept)")
@@ -372,7 +372,7 @@ def reader_systems(data: LogiQAData, readers: Readers, sample_seed: int, device:
     train = sampling.draw(data.train.items, readers.n_train, sample_seed)
     dev, test = data.splits["en-eval"], data.splits["en-test"]
     out = []
-    for name in readers.models:
+    for name in readers.names:
         runs = [train_reader_cached(readers.config(name, s), train, dev, {"en-eval": dev, "en-test": test}, device)
                 for s in readers.seeds]
         preds = {k: np.stack([r.logits[k].argmax(1) for r in runs]) for k in ("en-eval", "en-test")}
@@ -935,7 +935,7 @@ def lengths(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score]) ->
     }
 
 
-def overlap(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score]) -> tuple[pd.DataFrame, dict]:
+def overlap(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Table 6 (both readings of its accuracy), the scatter's points, ours and the paper's."""
     model = cfg.encoder.model
     t6 = overlap_table(s.analysed, data).rename(index={model: f"{model} (fine-tuned)"})
@@ -950,7 +950,7 @@ def overlap(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score]) ->
     return t6, points, paper
 
 
-def type_tables(cfg: Config, s: Systems, data: LogiQAData, sources: dict[str, TypeLabels]) -> dict[str, pd.DataFrame]:
+def type_tables(s: Systems, data: LogiQAData, sources: dict[str, TypeLabels]) -> dict[str, pd.DataFrame]:
     """Table 7 under each proxy labelling: every system, by type (names as in the paper)."""
     return {src: type_table(s.analysed, data, labels).rename(index=TYPE_NAMES) for src, labels in sources.items()}
 
@@ -1101,7 +1101,7 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
     tables["logiqa_table6"] = paper_vs_ours(papers.table(P, "Table 6"), t6[["Overlap Ratio", "Accuracy(%)"]])
     tables["logiqa_table6_both"] = t6.round(1)
     facts["logiqa_gold_overlap"] = t6.loc["Gold-standard", "Overlap Ratio"]
-    t7 = type_tables(cfg, s, data, type_sources)
+    t7 = type_tables(s, data, type_sources)
     paper_t7 = papers.table(P, "Table 7")
     for src, table in t7.items():
         short = src.split()[0].lower()
