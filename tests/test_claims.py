@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rcstudy import papers
-from rcstudy.claims import AllOf, Above, AnyOf, Below, ClaimSpec, Compare, MissingEvidence, Not, Within, combine
+from rcstudy.claims import AllOf, Above, AnyOf, Below, ClaimSpec, Compare, Higher, MissingEvidence, Not, Within, combine
 from rcstudy.report import ClaimLog
 from rcstudy.stats import Interval, MeanSD
 
@@ -60,3 +60,12 @@ def test_every_claim_holds_on_the_papers_own_numbers(paper, spec):
     assert spec.paper, f"{paper}:{spec.id} declares no paper evidence"
     assert spec.judge(spec.paper) is True
     spec.statement(), spec.how()  # every placeholder is filled
+
+
+def test_higher_compares_two_intervals_and_gives_no_verdict_when_they_overlap():
+    ev = {"a": iv(50, 45, 55), "others": {"b": iv(30, 25, 35), "c": iv(40, 35, 44)}}
+    assert Higher("a", "others")(ev) is True
+    assert Higher("a", "others")({**ev, "others": {"b": iv(30, 25, 35), "c": iv(50, 40, 60)}}) is None
+    assert Higher("a", "others")({**ev, "others": {"b": iv(70, 60, 80), "c": iv(50, 40, 60)}}) is False
+    assert Higher("a", "b")({"a": 55.0, "b": 17.1}) is True  # the paper's point estimates
+    assert Higher("a", "b")({"a": None, "b": 1.0}) is None
