@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rcstudy import papers
-from rcstudy.claims import AllOf, Above, AnyOf, Below, ClaimSpec, Compare, Higher, MissingEvidence, Not, Within, combine
+from rcstudy.claims import (AllOf, Above, AnyOf, Below, ClaimSpec, Compare, Higher, IfGiven, MissingEvidence, Not,
+                            Within, combine)
 from rcstudy.report import ClaimLog
 from rcstudy.stats import Interval, MeanSD
 
@@ -37,6 +38,13 @@ def test_combinations():
     assert AllOf((Above("x"), Below("x", 10)))({"x": 5}) is True
     assert AnyOf((Above("x", 7), Below("x", 6)))({"x": 5}) is True
     assert Not(Above("x"))({"x": iv(0, -1, 1)}) is None
+
+
+def test_if_given_applies_only_where_the_reference_is_given():
+    rule = IfGiven("empty", Compare("formula", ">", "empty"))
+    assert rule({"formula": 60.0, "empty": 55.0}) is True
+    assert rule({"formula": 50.0, "empty": 55.0}) is False
+    assert rule({"formula": 50.0}) is True and rule({"formula": 50.0, "empty": None}) is True
 
 
 def test_claim_log_judges_declared_claims(monkeypatch):

@@ -235,6 +235,24 @@ class Not(Rule):
 
 
 @dataclass(frozen=True)
+class IfGiven(Rule):
+    """``rule`` where the evidence gives ``ref`` (not None); holds where it does not. For a check
+    against a reference point of ours that the paper does not publish (an empty prediction's
+    score): the paper's own evidence then carries no such value, and the check does not apply."""
+
+    ref: str
+    rule: Rule
+
+    def __call__(self, evidence):
+        if evidence.get(self.ref.partition(".")[0]) is None:
+            return True
+        return self.rule(evidence)
+
+    def describe(self):
+        return f"{self.rule.describe()} (where {self.ref} is given)"
+
+
+@dataclass(frozen=True)
 class ClaimSpec:
     """One claim of a paper: what it says, how we check it, the rule, and the paper's own evidence.
 
