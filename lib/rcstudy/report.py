@@ -176,9 +176,11 @@ def glued_values(path: Path) -> dict[str, object]:
     values = {}
     for c in nb.get("cells", []):
         for out in c.get("outputs", []):
-            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
-            if name:
-                data = out.get("data", {})
+            scrapbook = out.get("metadata", {}).get("scrapbook", {})
+            if name := scrapbook.get("name"):
+                # papermill's record mime types carry a prefix: "application/papermill.record/text/plain"
+                prefix = scrapbook.get("mime_prefix", "")
+                data = {key.removeprefix(prefix): value for key, value in out.get("data", {}).items()}
                 values[name] = data.get("application/json") or data.get("text/plain") or data.get("text/html")
     return values
 
