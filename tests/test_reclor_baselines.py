@@ -30,15 +30,46 @@ def test_ngram_tokens_and_ngrams():
     assert ngram.ngrams(["a", "b", "c"], 2) == [("a",), ("b",), ("c",), ("a", "b"), ("b", "c")]
 
 
-def test_ngram_classifier_learns_a_cue_word_and_is_seeded():
-    cfg = ngram.NgramConfig(fields="A", dim=16, epochs=20, seed=3)
+BACKENDS = ["numpy", pytest.param("fasttext", marks=pytest.mark.skipif(
+    ngram.default_backend() != "fasttext", reason="the fasttext binding is not installed here"))]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ngram_classifier_learns_a_cue_word_and_is_seeded(backend):
+    cfg = ngram.NgramConfig(fields="A", dim=16, epochs=20, seed=3, backend=backend)
     out = ngram.fit_predict_mc(TRAIN, {"val": VAL}, cfg)
     assert out["val"].shape == (16, 4)
     assert correct(out["val"], VAL).mean() == 1.0
     again = ngram.fit_predict_mc(TRAIN, {"val": VAL}, cfg)
     np.testing.assert_array_equal(out["val"], again["val"])
-    other = ngram.fit_predict_mc(TRAIN, {"val": VAL}, ngram.NgramConfig(fields="A", dim=16, epochs=20, seed=4))
+    other = ngram.fit_predict_mc(TRAIN, {"val": VAL}, ngram.NgramConfig(fields="A", dim=16, epochs=20, seed=4,
+                                                                        backend=backend))
     assert not np.array_equal(out["val"], other["val"])
+
+
+def noisy_cue_items(n, seed, prefix):
+    """Like :func:`cue_items`, but the cue marks the right option only 60% of the time (and a
+    random option otherwise): a learnable, noisy signal, so accuracy sits well inside (0, 1)."""
+    rng = np.random.default_rng(seed)
+    items = []
+    for it in cue_items(n, seed, prefix):
+        if rng.random() < 0.4:
+            opts = [o.replace("the change thereby ", "") for o in it.options]
+            k = int(rng.integers(4))
+            opts[k] = "the change thereby " + opts[k]
+            it = MCItem(it.id, it.context, it.question, tuple(opts), it.label)
+        items.append(it)
+    return items
+
+
+@pytest.mark.skipif(ngram.default_backend() != "fasttext", reason="the fasttext binding is not installed here")
+def test_numpy_fallback_agrees_with_the_fasttext_binding_within_noise():
+    train, val = noisy_cue_items(400, 5, "t"), noisy_cue_items(200, 6, "v")
+    acc = {b: np.mean([correct(ngram.fit_predict_mc(train, {"val": val}, ngram.NgramConfig(
+        fields="A", dim=16, epochs=5, seed=s, backend=b))["val"], val).mean() for s in range(3)])
+        for b in ("numpy", "fasttext")}
+    # Binomial sd of one accuracy on 200 items is about 3.5 points: the two must agree within noise.
+    assert 0.5 < acc["numpy"] < 0.85 and abs(acc["numpy"] - acc["fasttext"]) < 0.07, acc
 
 
 def test_ngram_repeated_words_weigh_by_count():

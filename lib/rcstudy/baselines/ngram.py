@@ -1,14 +1,17 @@
-"""A fastText-style bag-of-n-grams classifier (Joulin et al., 2017), in NumPy.
+"""fastText's bag-of-n-grams classifier (Joulin et al., 2017): the ``fasttext`` binding, with a
+NumPy version as the fallback where the binding cannot be installed.
 
-It follows the ``fasttext`` library's supervised mode with its default settings, which is
-what ReClor's authors ran ("keep the default setting of the hyper parameters"): a text is
+ReClor's authors ran the ``fasttext`` library's supervised mode with its default settings
+("keep the default setting of the hyper parameters"); ``NgramConfig.backend`` is "fasttext"
+when the binding imports (one thread, so a seed gives one result) and "numpy" otherwise. The
+NumPy version follows the library: a text is
 the average of the embeddings of its whitespace-separated words (plus word n-grams when
 ``word_ngrams > 1``) and of the end-of-line token ``</s>``; a linear layer and a softmax give
 the label; plain SGD, one example at a time, with the learning rate decaying linearly to
 zero; ``dim`` 100, ``lr`` 0.1, 5 epochs, ``minCount`` 1. Embeddings start uniform in
 ±1/dim, the output layer at zero.
 
-Two deliberate simplifications: n-grams get their own rows instead of being hashed into 2M
+Two deliberate simplifications in the NumPy version: n-grams get their own rows instead of being hashed into 2M
 buckets (so no collisions), and n-grams never seen in training are ignored at prediction
 time (fastText would add their random initial vectors). The seed sets the initial embeddings
 and the order of the training lines (fastText reads its file in order).
@@ -19,8 +22,11 @@ right or wrong, and an item's prediction is the option with the highest p(right)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
+import importlib.util
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Sequence
 
 import numpy as np
 
@@ -28,6 +34,11 @@ from ..data.records import MCItem
 from ..models.mc import option_pairs
 
 EOS = "</s>"
+
+
+def default_backend() -> Literal["fasttext", "numpy"]:
+    """The ``fasttext`` binding where it is installed, else the NumPy version."""
+    return "fasttext" if importlib.util.find_spec("fasttext") else "numpy"
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,8 @@ class NgramConfig:
     word_ngrams: int = 1
     min_count: int = 1
     seed: int = 0
+    # Part of the results-cache key, so installing the binding later recomputes the rows.
+    backend: Literal["fasttext", "numpy"] = field(default_factory=default_backend)
 
 
 def tokens(text: str) -> list[str]:
@@ -122,6 +135,47 @@ def option_text(item: MCItem, j: int, fields: str) -> str:
     return f"{a} {b}" if a else b
 
 
+class FastTextClassifier:
+    """The same interface over the ``fasttext`` binding's supervised mode (labels 0/1 as
+    ``__label__0``/``__label__1``; the seed shuffles the training lines and seeds fastText)."""
+
+    def __init__(self, cfg: NgramConfig):
+        self.cfg = cfg
+        self.model = None
+
+    def fit(self, texts: Sequence[str], labels: Sequence[int]) -> "FastTextClassifier":
+        import fasttext
+
+        cfg = self.cfg
+        order = np.random.default_rng(cfg.seed).permutation(len(texts))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "train.txt"
+            path.write_text("".join(f"__label__{labels[i]} {one_line(texts[i])}\n" for i in order), encoding="utf-8")
+            self.model = fasttext.train_supervised(
+                input=str(path), dim=cfg.dim, lr=cfg.lr, epoch=cfg.epochs, wordNgrams=cfg.word_ngrams,
+                minCount=cfg.min_count, seed=cfg.seed, thread=1, verbose=0)
+        return self
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        if self.model is None:
+            raise RuntimeError("fit the classifier first")
+        labels, probs = self.model.predict([one_line(t) for t in texts], k=-1)
+        out = np.zeros((len(texts), 2))
+        for row, (names, ps) in enumerate(zip(labels, probs)):
+            for name, p in zip(names, ps):
+                out[row, int(name.removeprefix("__label__"))] = p
+        return out
+
+
+def one_line(text: str) -> str:
+    """fastText reads one example per line: inner line breaks become spaces."""
+    return " ".join(text.splitlines())
+
+
+def classifier(cfg: NgramConfig) -> NgramClassifier | FastTextClassifier:
+    return FastTextClassifier(cfg) if cfg.backend == "fasttext" else NgramClassifier(cfg)
+
+
 def fit_predict_mc(train_items: Sequence[MCItem], eval_sets: dict[str, Sequence[MCItem]],
                    cfg: NgramConfig) -> dict[str, np.ndarray]:
     """Train on one line per (item, option) and return p(right) per option, (n, options) per set."""
@@ -132,7 +186,7 @@ def fit_predict_mc(train_items: Sequence[MCItem], eval_sets: dict[str, Sequence[
         for j in range(len(it.options)):
             texts.append(option_text(it, j, cfg.fields))
             labels.append(int(j == it.label))
-    clf = NgramClassifier(cfg).fit(texts, labels)
+    clf = classifier(cfg).fit(texts, labels)
     results = {}
     for name, items in eval_sets.items():
         n_opt = max((len(it.options) for it in items), default=0)
