@@ -10,6 +10,16 @@ from . import __version__, bench, run
 from .config import ConfigError
 
 
+
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default, unless its help already says it or there is none to show (an
+    on/off switch, a repeatable option that starts empty)."""
+
+    def _get_help_string(self, action):
+        if "(default" in (action.help or "") or action.default in (False, [], None):
+            return action.help
+        return super()._get_help_string(action)
+
 def error(message: str) -> int:
     """One line on standard error, exit status 2 (a usage mistake: nothing was run)."""
     print(f"rcstudy: error: {message}", file=sys.stderr)
@@ -38,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--root", type=Path, default=None,
                        help="book root to publish into (default: the project; tests use a temporary one)")
 
-    formatter = argparse.ArgumentDefaultsHelpFormatter
+    formatter = _DefaultsFormatter
     add_run_options(sub.add_parser("run", formatter_class=formatter,
                                    help="execute chapters with papermill and publish the successes"))
     build = sub.add_parser("build", formatter_class=formatter,
