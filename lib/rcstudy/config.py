@@ -340,14 +340,17 @@ class ChapterConfig:
         if data is not None:
             os.environ["RCSTUDY_DATA"] = str(data)
         overrides = {k: v for k, v in given.items() if k not in RUN_KEYS and v is not None}
-        cfg = cls.load(given.get("profile", DEFAULT_PROFILE), overrides)
+        profile = given.get("profile", DEFAULT_PROFILE)
+        cfg = cls.load(profile, overrides)
         if os.environ.get(CHECKED_ENV) != "1":  # plain papermill or Jupyter: the runner's checks, here
             from .preflight import chapter_problems
 
             offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
             problems = chapter_problems(cls, cfg, online=not offline)
             if problems:
-                raise ConfigError(f"{cls.chapter}: " + "; ".join(problems))
+                hint = ("" if profile == "smoke" else
+                        ' (to try the chapter on the bundled test fixtures, set profile = "smoke" in the parameters cell)')
+                raise ConfigError("; ".join(problems) + hint)
         return cfg
 
     @classmethod
