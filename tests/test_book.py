@@ -46,3 +46,21 @@ def test_long_work_reports_progress_on_the_terminal_not_in_the_pages(smoke_book)
     assert "fine-tune tiny-bert" in log
     for nb in (smoke_book / "book").glob("*.ipynb"):
         assert "fine-tune tiny-bert" not in nb.read_text(), nb.name
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_figure_is_numbered_referenced_and_linked_not_inlined(smoke_book, chapter):
+    """Figures are numbered figures with alt text, cited with {numref}, and their images are files
+    beside the page (a page carries at most 150 KB of inline image data)."""
+    import re
+
+    html = (smoke_book / "_build" / "html" / "book" / f"{chapter}.html").read_text()
+    figures = re.findall(r"<figure.*?</figure>", html, flags=re.S)
+    for fig in figures:
+        assert 'class="caption-number"' in fig, f"{chapter}: a figure without a number"
+        assert re.search(r'<img[^>]*alt="[^"]{20,}"', fig), f"{chapter}: a figure without alt text"
+    numbers = set(re.findall(r'caption-number">Fig\. (\d+)', html))
+    cited = set(re.findall(r'std-numref">Fig\. (\d+)', html))
+    assert numbers <= cited, f"{chapter}: figures {sorted(numbers - cited)} are never cited"
+    inline = sum(len(m) for m in re.findall(r"data:image/[a-z]+;base64,[A-Za-z0-9+/=]*", html))
+    assert inline <= 150_000, f"{chapter}: {inline / 1000:.0f} KB of inline image data"

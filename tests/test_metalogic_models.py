@@ -217,7 +217,11 @@ def test_subsamples_nest(splits):
 def test_drawing(splits):
     matplotlib.use("Agg")
     g = graph(splits, "train_1300")
-    fig = plots.draw_pair(g, rules.trivial_prediction(g), "trivial")
-    assert len(fig.axes) == 2
+    preds = {g.id: rules.trivial_prediction(g)}
+    fig = plots.metalogic_pairs([g], preds, ["train_1300"], "trivial")
+    assert len(fig.axes) == 8  # the requested passage, then best, median and worst: gold beside prediction
+    steps = plots.metalogic_pair_steps([g], preds, ["train_1300"])
+    assert list(steps.index) == ["requested (train_1300)", "best", "median", "worst"]
+    assert steps.at["best", "gold steps"] == g.proof.strip()
     pos = plots.layout(g)
     assert pos["sent1"][1] > pos["sent4"][1] > pos["sent2"][1]  # the conclusion on top

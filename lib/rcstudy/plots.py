@@ -137,8 +137,14 @@ def logiqa_answer_shares(shares):
 
 
 def logiqa_similarity(best_similarity, threshold: float):
-    """Histogram (log scale) of each LogiQA 2.0 item's closest LogiQA 1.0 paragraph, with the threshold."""
+    """Histogram (log scale) of each LogiQA 2.0 item's closest LogiQA 1.0 paragraph, with the threshold
+    (``best_similarity`` None: the official training file is read, so nothing was deduplicated)."""
     fig, ax = plt.subplots(figsize=(7, 3.2))
+    if best_similarity is None:
+        ax.text(0.5, 0.5, "Train.txt is read: LogiQA 2.0 is not trained on, so nothing is deduplicated",
+                ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return fig
     ax.hist(best_similarity, bins=np.linspace(0, 1, 41), color="C0")
     ax.axvline(threshold, color="C3", ls="--", label=f"threshold {threshold}")
     ax.set(xlabel="highest paragraph similarity to any LogiQA 1.0 Eval/Test item", ylabel="LogiQA 2.0 items", yscale="log")
@@ -336,12 +342,11 @@ def draw_metagraph(ax, g: Metagraph, pred: Prediction | None = None, pos=None, t
     ax.axis("off")
 
 
-def draw_pair(g: Metagraph, pred: Prediction, label: str):
-    """A figure: gold (left) and ``pred`` (right) on the same node positions, with the item's scores."""
+def draw_pair(axes, g: Metagraph, pred: Prediction, label: str, kind: str = "") -> None:
+    """Gold (``axes[0]``) and ``pred`` (``axes[1]``) on the same node positions, with the item's scores."""
     s = mm.score_sample(g, pred).scores
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     pos = layout(g)
-    draw_metagraph(axes[0], g, pos=pos, title=f"{g.id}: gold")
+    draw_metagraph(axes[0], g, pos=pos, title=f"{kind + ': ' if kind else ''}{g.id}, gold")
     draw_metagraph(axes[1], g, pred, pos=pos, title=(
         f"{label}: node F1 {100 * s['node_f1']:.0f}, step F1 {100 * s['step_f1']:.0f}, "
         f"formula F1 {100 * s['formula_f1']:.0f}, certainty {100 * s['cert_acc']:.0f}"))
@@ -349,8 +354,6 @@ def draw_pair(g: Metagraph, pred: Prediction, label: str):
     for ax in axes:  # one frame for both panels, so a node sits at the same place in each
         ax.set_xlim(min(lo for lo, _ in xlims), max(hi for _, hi in xlims))
         ax.set_ylim(min(lo for lo, _ in ylims), max(hi for _, hi in ylims))
-    fig.tight_layout()
-    return fig
 
 
 def pick_examples(graphs: Sequence[Metagraph], preds: Mapping[str, Prediction], ids: Sequence[str] = ()
@@ -365,23 +368,29 @@ def pick_examples(graphs: Sequence[Metagraph], preds: Mapping[str, Prediction], 
 
 
 def metalogic_pairs(graphs: Sequence[Metagraph], preds: Mapping[str, Prediction], ids: Sequence[str], label: str):
-    """``(figure, alt, caption)`` of each drawn passage (:func:`pick_examples`), gold beside ``label``'s prediction."""
-    for kind, g in pick_examples(graphs, preds, ids).items():
-        pred = preds.get(g.id, Prediction())
-        alt = (f"{kind}: gold metagraph of {g.id} with steps {g.proof.strip() or 'none'}, beside the "
-               f"prediction of {label} with steps {'; '.join(s.text for s in pred.steps) or 'none'}.")
-        yield draw_pair(g, pred, label), alt, f"{kind}: {g.id}, gold (left) and {label} (right)."
+    """One row per drawn passage (:func:`pick_examples`): gold beside ``label``'s prediction."""
+    picks = pick_examples(graphs, preds, ids)
+    fig, axes = plt.subplots(max(1, len(picks)), 2, figsize=(11, 4.2 * max(1, len(picks))), squeeze=False)
+    for row, (kind, g) in zip(axes, picks.items()):
+        draw_pair(row, g, preds.get(g.id, Prediction()), label, kind)
+    fig.tight_layout()
+    return fig
+
+
+def metalogic_pair_steps(graphs: Sequence[Metagraph], preds: Mapping[str, Prediction], ids: Sequence[str]
+                         ) -> pd.DataFrame:
+    """The steps of the drawn passages, gold and predicted: the text alternative of :func:`metalogic_pairs`."""
+    return pd.DataFrame([{"drawn": kind, "passage": g.id, "gold steps": g.proof.strip() or "none",
+                          "predicted steps": "; ".join(s.text for s in preds.get(g.id, Prediction()).steps) or "none"}
+                         for kind, g in pick_examples(graphs, preds, ids).items()]).set_index("drawn")
 
 
 def metalogic_gold(shown: Sequence[Metagraph]):
-    """The gold metagraphs of ``shown`` side by side, and their alt text."""
+    """The gold metagraphs of ``shown`` side by side."""
     fig, axes = plt.subplots(1, len(shown), figsize=(5.5 * len(shown), 4))
     for ax, g in zip(np.atleast_1d(axes), shown):
         draw_metagraph(ax, g, title=f"{g.id} (gold)")
-    alt = ("Gold metagraphs of " + " and ".join(g.id for g in shown) + ": "
-           + "; ".join(", ".join(s.text for s in g.steps) for g in shown)
-           + ". Each node is labelled with its certainty word and formula.")
-    return fig, alt
+    return fig
 
 
 def metalogic_labels(labels: pd.DataFrame, steps: pd.Series):
@@ -398,10 +407,12 @@ def metalogic_labels(labels: pd.DataFrame, steps: pd.Series):
 
 
 def metalogic_losses(losses: Mapping[str, Sequence[float]]):
-    """Training loss per optimiser step of each fine-tuned generator (None when there is none)."""
-    if not losses:
-        return None
+    """Training loss per optimiser step of each fine-tuned generator."""
     fig, ax = plt.subplots(figsize=(7, 3.2))
+    if not losses:
+        ax.text(0.5, 0.5, "no seq2seq model is trained in this run", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return fig
     for name, curve in losses.items():
         ax.plot(np.arange(1, len(curve) + 1), curve, label=name)
     ax.set(xlabel="optimiser step", ylabel="training loss (token cross-entropy)", yscale="log")

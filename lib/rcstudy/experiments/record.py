@@ -477,12 +477,6 @@ def example_markdown(q: ClozeQuery) -> str:
             + f"\n\n**Gold answers:** {', '.join(q.answers)}")
 
 
-def funnel_alt(funnel: pd.Series) -> str:
-    """The alt text of the collection-pipeline figure."""
-    return ("Horizontal bars of the paper's pipeline counts: "
-            + ", ".join(f"{k}: {v / 1000:.0f}k" for k, v in funnel.items()) + ".")
-
-
 def data_overview(data: RecordData, train_q: Sequence[ClozeQuery]) -> tuple[pd.DataFrame, dict]:
     """The files read, and the facts the prose quotes about the data and the paper's sizes."""
     sources = pd.DataFrame([{"file": name, "layout": f.source, "used as": f.role, "queries read": n}
