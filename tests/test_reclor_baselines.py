@@ -7,6 +7,7 @@ import torch
 from rcstudy.baselines import bilstm, ngram
 from rcstudy.bias import correct
 from rcstudy.data import MCItem
+from rcstudy.prompts import reclor as prompts
 
 
 def cue_items(n, seed, prefix="x"):
@@ -86,11 +87,11 @@ def test_ngram_min_count_drops_rare_words_but_keeps_ngrams():
     assert ("a",) in clf.rows and ("b",) not in clf.rows and ("a", "b") in clf.rows
 
 
-def test_option_text_joins_the_chosen_fields():
+def test_fasttext_line_joins_the_chosen_fields():
     it = MCItem("i", "Ctx.", "Q?", ("o1", "o2", "o3", "o4"), 0)
-    assert ngram.option_text(it, 1, "A") == "o2"
-    assert ngram.option_text(it, 1, "QA") == "Q? o2"
-    assert ngram.option_text(it, 1, "CQA") == "Ctx. Q? o2"
+    assert prompts.fasttext_line(it, 1, "A") == "o2"
+    assert prompts.fasttext_line(it, 1, "QA") == "Q? o2"
+    assert prompts.fasttext_line(it, 1, "CQA") == "Ctx. Q? o2"
 
 
 def test_bilstm_truncates_the_context_not_the_option():

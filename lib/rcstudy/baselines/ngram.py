@@ -31,7 +31,7 @@ from typing import Literal, Sequence
 import numpy as np
 
 from ..data.records import MCItem
-from ..models.mc import option_pairs
+from ..prompts.reclor import fasttext_line
 
 EOS = "</s>"
 
@@ -129,12 +129,6 @@ class NgramClassifier:
         return probs
 
 
-def option_text(item: MCItem, j: int, fields: str) -> str:
-    """The line fastText reads for option ``j``: the chosen fields joined by spaces."""
-    a, b = option_pairs(item, fields)[j]
-    return f"{a} {b}" if a else b
-
-
 class FastTextClassifier:
     """The same interface over the ``fasttext`` binding's supervised mode (labels 0/1 as
     ``__label__0``/``__label__1``; the seed shuffles the training lines and seeds fastText)."""
@@ -184,7 +178,7 @@ def fit_predict_mc(train_items: Sequence[MCItem], eval_sets: dict[str, Sequence[
         if it.label is None:
             continue
         for j in range(len(it.options)):
-            texts.append(option_text(it, j, cfg.fields))
+            texts.append(fasttext_line(it, j, cfg.fields))
             labels.append(int(j == it.label))
     clf = classifier(cfg).fit(texts, labels)
     results = {}
@@ -192,7 +186,7 @@ def fit_predict_mc(train_items: Sequence[MCItem], eval_sets: dict[str, Sequence[
         n_opt = max((len(it.options) for it in items), default=0)
         scores = np.full((len(items), n_opt), -np.inf)
         for i, it in enumerate(items):
-            lines = [option_text(it, j, cfg.fields) for j in range(len(it.options))]
+            lines = [fasttext_line(it, j, cfg.fields) for j in range(len(it.options))]
             scores[i, :len(lines)] = clf.predict_proba(lines)[:, 1]
         results[name] = scores
     return results

@@ -1,12 +1,14 @@
-"""The ReClor chapter's pipeline: data statistics, option-only models, EASY/HARD, Table 7.
+"""The ReClor chapter's pipeline: data statistics, option biases, option-only models and
+EASY/HARD (Eq. 1), Table 7, accuracy by question type, and the leaderboard files. :func:`run`
+computes everything the page shows from a :class:`Config`.
 
 A *family* names what is trained: ``"fastText"`` (:mod:`rcstudy.baselines.ngram`),
 ``"Bi-LSTM"`` (:mod:`rcstudy.baselines.bilstm`) or a pretrained encoder (any model name of
 :mod:`rcstudy.models`), which is either kept **frozen** (mean-pooled features computed once
 and cached, then one linear option-scoring head per seed) or **fine-tuned** whole
 (:func:`rcstudy.models.mc.finetune_and_predict`). *Fields* are the inputs: ``"A"`` (options
-only), ``"QA"`` or ``"CQA"``. Every run is cached on disk, keyed by its settings, seed and the
-fingerprints of its training and evaluation items.
+only), ``"QA"`` or ``"CQA"`` (:mod:`rcstudy.prompts.reclor`). Every run is cached on disk, keyed
+by its settings, seed and the fingerprints of its training and evaluation items.
 
 The test labels are hidden, so EASY/HARD (Eq. 1) is computed on **val** (option-only models
 trained on all of train) and, as an extension, on **train** by k-fold cross-fitting.
@@ -15,30 +17,31 @@ trained on all of train) and, as an extension, on **train** by k-fold cross-fitt
 from __future__ import annotations
 
 import contextlib
-import inspect
 import re
+import warnings
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import torch
+from IPython.display import Markdown
 
-from .. import bias, papers, report
+from .. import bias, exports, papers, report, sampling
 from ..baselines import bilstm, ngram
 from ..cache import cached
+from ..config import ChapterConfig, ConfigError, param, section
 from ..data import dataset_file, reclor
 from ..data.records import MCItem
-from ..models import mc
-from ..runtime import Runtime
-from ..settings import exports_dir
-from ..stats import mean_sd
+from ..models import load_tokenizer, mc
+from ..report import ChapterResults, ClaimLog
+from ..runtime import Runtime, one_thread
+from ..stats import bootstrap_ci, mean_sd
 
+P = "reclor"
 NGRAM, BILSTM = "fastText", "Bi-LSTM"
 SCRATCH = (NGRAM, BILSTM)
-MODES = ("frozen", "finetune")
 INPUT_LABELS = {"A": "(A)", "QA": "(Q, A)", "CQA": "(C, Q, A)"}
 #: Our family names → the paper's model names (Tables 6, 7, 9).
 PAPER_NAMES = {
@@ -47,22 +50,196 @@ PAPER_NAMES = {
     "xlnet-base-cased": "XLNet_BASE", "xlnet-large-cased": "XLNet_LARGE",
     "roberta-base": "RoBERTa_BASE", "roberta-large": "RoBERTa_LARGE",
 }
-EXPORT_SPLIT = "reclor_easy_hard.csv"
+Fields = Literal["A", "QA", "CQA"]
 
 
-# --- data ----------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------
+# Configuration (defaults: the quick profile, the book's default)
+
+
+@dataclass(frozen=True)
+class Head:
+    """Frozen mode: the linear option-scoring head trained on the cached features."""
+
+    epochs: int = param(30, "training epochs of the head")
+    lr: float = param(0.01, "its learning rate (Adam)")
+
+
+@dataclass(frozen=True)
+class FineTune:
+    """Fine-tuning mode: Table 9's hyperparameters for the model (BERT_BASE's for models not in
+    the paper), with any value given here on top."""
+
+    lr: float | None = param(None, "peak learning rate (None: Table 9's)")
+    epochs: float | None = param(None, "training epochs (None: Table 9's)")
+    weight_decay: float | None = param(None, "weight decay (None: Table 9's)")
+    warmup: float | None = param(None, "warm-up share of the steps (None: Table 9's)")
+    max_length: int | None = param(None, "tokens per option sequence (None: Table 9's)")
+    batch_size: int = param(8, "questions per optimiser step, before accumulation")
+    grad_accum: int = param(1, "steps whose gradients are accumulated (Table 9's batch: batch_size × grad_accum)")
+    eval_batch_size: int = param(32, "questions per evaluation step")
+
+    def mc(self, model: str, fields: str, seed: int) -> mc.MCConfig:
+        """The engine's configuration of one fine-tuning run (the only place it is built)."""
+        col = PAPER_NAMES.get(model, "BERT_BASE")
+        t9 = lambda row: papers.value(P, "Table 9", row, col)  # noqa: E731
+        table9 = {"lr": t9("Learning Rate"), "weight_decay": t9("Weight Decay"), "warmup": t9("Warm-up Proportion"),
+                  "epochs": t9("Number of Epochs"), "max_length": int(t9("Max Seq Length"))}
+        given = {k: v for k, v in asdict(self).items() if v is not None}
+        return mc.MCConfig(model=model, fields=fields, seed=seed, **{**table9, **given})
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """How the pretrained encoders (Tables 6 and 7) are trained."""
+
+    mode: Literal["frozen", "finetune"] = param(
+        "frozen", "frozen: features cached + linear head per seed; finetune: the whole model")
+    max_length: dict[Fields, int] = param(help="frozen mode: tokens per option sequence, by input",
+                                          factory=lambda: {"A": 64, "QA": 128, "CQA": 256})
+    head: Head = section(Head, "frozen mode: the linear head")
+    finetune: FineTune = section(FineTune, "finetune mode: Table 9 and the batch settings")
+
+
+@dataclass(frozen=True)
+class FastText:
+    """The fastText baseline (the paper keeps the library's defaults)."""
+
+    dim: int = param(100, "embedding size")
+    lr: float = param(0.1, "learning rate (SGD, decaying linearly to zero)")
+    epochs: int = param(5, "passes over the training lines")
+    word_ngrams: int = param(1, "longest word n-gram")
+
+    def config(self, fields: str, seed: int) -> ngram.NgramConfig:
+        return ngram.NgramConfig(fields=fields, seed=seed, dim=self.dim, lr=self.lr, epochs=self.epochs,
+                                 word_ngrams=self.word_ngrams)
+
+
+@dataclass(frozen=True)
+class BiLSTM:
+    """The Bi-LSTM baseline trained from scratch (layers and learning-rate decay: the paper's)."""
+
+    emb_dim: int = param(64, "size of the random word embeddings")
+    hidden: int = param(32, "units per direction")
+    epochs: int = param(1, "training epochs")
+    lr: float = param(0.1, "learning rate (Adam)")
+    batch_size: int = param(64, "questions per step")
+    max_len: int = param(128, "words per option sequence")
+
+    def config(self, fields: str, seed: int) -> bilstm.BiLSTMConfig:
+        return bilstm.BiLSTMConfig(fields=fields, seed=seed, emb_dim=self.emb_dim, hidden=self.hidden,
+                                   epochs=self.epochs, lr=self.lr, batch_size=self.batch_size, max_len=self.max_len)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How many training questions each run sees, and the seed of the one shared subsample."""
+
+    train_questions: dict[Fields, int | None] = param(
+        help="Table 7 Bi-LSTM and encoder runs, by input (None: all; fastText always trains on all)",
+        factory=lambda: {"A": 500, "QA": 500, "CQA": 500})
+    option_only_questions: int | None = param(None, "option-only runs of Eq. 1 (None: all)")
+    seed: int = param(0, "seed of the training subsample (one sample shared by every run)")
+
+
+@dataclass(frozen=True)
+class CrossFit:
+    """EASY/HARD for the training set: k-fold cross-fitting of the option-only models."""
+
+    folds: int = param(3, "folds of the training set")
+    seed: int = param(0, "seed of the fold assignment (the same folds for every family and seed)")
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """The token-bias analysis of Table 5 (and the WordPiece lengths of §3.3)."""
+
+    tokenizer: str = param("minilm-l6", "an uncased WordPiece tokenizer (MiniLM has the vocab of bert-base-uncased)")
+    min_freq: int = param(20, "occurrences a token needs in training options")
+    freq_rule: Literal["at least", "more than"] = param(
+        "at least", "at least twenty times (the paper's text) or more than twenty (its caption)")
+    count_mode: Literal["occurrence", "presence"] = param(
+        "occurrence", "count every occurrence, or an option once (presence)")
+
+
+@dataclass(frozen=True)
+class Config(ChapterConfig):
+    """The ReClor chapter's parameters; the defaults are the quick profile (the book's).
+
+    Table 7 trains fastText and the Bi-LSTM on (C, Q, A), every encoder of ``main_models`` on
+    (C, Q, A), and those of ``partial_inputs`` also on (A) and (Q, A). The first of
+    ``main_models`` is the headline model: the one the prose and the model claims quote.
+    """
+
+    chapter = "reclor"
+    datasets = ("reclor",)
+    seeds: tuple[int, ...] = param((1, 2, 3, 4), "training seeds of every run (the paper uses four; values not given)")
+    main_models: tuple[str, ...] = param(("minilm-l6",), "Table 7's encoders, trained on (C, Q, A); the first is the headline model")
+    partial_inputs: tuple[str, ...] = param(("minilm-l6",), "encoders of main_models also trained on (A) and (Q, A)")
+    bias_models: tuple[str, ...] = param(("fastText", "Bi-LSTM", "minilm-l6"), "option-only families of Eq. 1 (Table 6)")
+    stand_in: str = param("BERT_LARGE", "paper row put beside encoders the paper did not run")
+    test_predictions: tuple[str, ...] = param(("fastText",), "Table 7 families whose (C, Q, A) test predictions are exported")
+    encoder: Encoder = section(Encoder, "how the pretrained encoders are trained")
+    fasttext: FastText = section(FastText, "the fastText baseline")
+    bilstm: BiLSTM = section(BiLSTM, "the Bi-LSTM baseline")
+    sizes: Sizes = section(Sizes, "training questions per run")
+    crossfit: CrossFit = section(CrossFit, "cross-fitting the option-only models on train")
+    tokens: Tokens = section(Tokens, "the token-bias analysis (Table 5)")
+
+    def __post_init__(self):
+        if not self.main_models:
+            raise ConfigError("main_models must name at least one encoder (the first is the headline model)")
+        if extra := [m for m in self.partial_inputs if m not in self.main_models]:
+            raise ConfigError(f"partial_inputs must be encoders of main_models; not there: {', '.join(extra)}")
+
+    @property
+    def headline(self) -> str:
+        """The encoder the prose and the model claims quote."""
+        return self.main_models[0]
+
+    def table7_runs(self) -> list[tuple[str, str]]:
+        """Table 7's (family, fields) runs, in the table's order."""
+        return [(NGRAM, "CQA"), (BILSTM, "CQA")] + [
+            (m, f) for m in self.main_models for f in (("A", "QA", "CQA") if m in self.partial_inputs else ("CQA",))]
+
+    def describe_run(self, family: str, fields: str, n_train: int) -> str:
+        """One line saying exactly what a run trains (used beside the tables)."""
+        if family == NGRAM:
+            c = self.fasttext.config(fields, 0)
+            return (f"fastText-style bag of {c.word_ngrams}-grams, dim {c.dim}, {c.epochs} epochs of SGD (lr {c.lr}), "
+                    f"{n_train:,} training questions")
+        if family == BILSTM:
+            c = self.bilstm.config(fields, 0)
+            if not c.lr_step:
+                decay = ""
+            elif c.epochs > c.lr_step:
+                decay = f", ×{c.lr_gamma} every {c.lr_step} epochs as in the paper"
+            else:
+                decay = f"; the paper's ×{c.lr_gamma} decay every {c.lr_step} epochs does not start within them"
+            return (f"Bi-LSTM from scratch ({c.layers} layers, {c.hidden} units per direction, random {c.emb_dim}-d "
+                    f"embeddings), {c.epochs} epoch(s) of Adam (lr {c.lr}{decay}), {n_train:,} training questions")
+        if self.encoder.mode == "frozen":
+            return (f"{family} frozen (mean-pooled features, max {self.encoder.max_length[fields]} tokens) + linear head, "
+                    f"{self.encoder.head.epochs} head epochs, {n_train:,} training questions")
+        c = self.encoder.finetune.mc(family, fields, 0)
+        return (f"{family} fine-tuned, {c.epochs} epochs, lr {c.lr}, batch {c.batch_size * c.grad_accum}, "
+                f"max {c.max_length} tokens, {n_train:,} training questions")
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+
+
+def load_splits() -> dict[str, list[MCItem]]:
+    """train, val and test (subsampled copies, such as the fixtures, load too)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", reclor.SplitSizeWarning)
+        return reclor.load_all()
+
 
 def data_files() -> list[Path]:
     """The split files every cached result depends on."""
     return [dataset_file(reclor.DATASET, f"{s}.json") for s in reclor.SPLITS]
-
-
-def subsample(items: Sequence[MCItem], n: int | None, seed: int) -> list[MCItem]:
-    """``n`` items drawn without replacement (kept in file order); all of them when ``n`` is None."""
-    if n is None or n >= len(items):
-        return list(items)
-    keep = np.sort(np.random.default_rng(seed).choice(len(items), size=n, replace=False))
-    return [items[i] for i in keep]
 
 
 def split_sizes(splits: Mapping[str, Sequence[MCItem]]) -> pd.DataFrame:
@@ -145,122 +322,52 @@ def side_by_side(paper: pd.DataFrame, ours: pd.DataFrame, **kwargs) -> pd.DataFr
     return table.drop(columns=[(c, "paper") for c in ours.columns if c not in paper.columns])
 
 
-@contextlib.contextmanager
-def one_thread():
-    """Run small tensor operations (a linear head, a small LSTM) on one thread.
-
-    Their steps are too small to share between threads: on a 2-core machine shared with other
-    work, two threads made them 10-20 times slower in our measurements.
-    """
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
-# --- runs ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Settings:
-    """How each family is trained.
-
-    ``train_questions[fields]`` caps the training questions of the Bi-LSTM and pretrained runs
-    of Table 7 (None: all; one subsample shared by every run, so the input settings compare
-    fairly); fastText always trains on all of train. The option-only runs of Eq. 1 train on
-    ``option_only_questions`` (None: all).
-    """
-
-    seeds: tuple[int, ...] = (1, 2, 3, 4)
-    transformer_mode: str = "frozen"
-    max_length: Mapping[str, int] = field(default_factory=lambda: {"A": 64, "QA": 128, "CQA": 256})
-    train_questions: Mapping[str, int | None] = field(default_factory=lambda: {"A": None, "QA": None, "CQA": None})
-    head: Mapping = field(default_factory=lambda: {"epochs": 30, "lr": 1e-2})
-    finetune: Mapping = field(default_factory=dict)
-    fasttext: Mapping = field(default_factory=dict)
-    bilstm: Mapping = field(default_factory=dict)
-    option_only_questions: int | None = None
-    crossfit_folds: int = 5
-    fold_seed: int = 0
-    subsample_seed: int = 0
-
-    def __post_init__(self):
-        if self.transformer_mode not in MODES:
-            raise ValueError(f"transformer_mode must be one of {MODES}, got {self.transformer_mode!r}")
-
-    def describe(self, family: str, fields: str, n_train: int) -> str:
-        """One line saying exactly what a run trains (used beside the tables)."""
-        if family == NGRAM:
-            c = ngram.NgramConfig(fields=fields, **self.fasttext)
-            return (f"fastText-style bag of {c.word_ngrams}-grams, dim {c.dim}, {c.epochs} epochs of SGD (lr {c.lr}), "
-                    f"{n_train:,} training questions")
-        if family == BILSTM:
-            c = bilstm.BiLSTMConfig(fields=fields, **self.bilstm)
-            if not c.lr_step:
-                decay = ""
-            elif c.epochs > c.lr_step:
-                decay = f", ×{c.lr_gamma} every {c.lr_step} epochs as in the paper"
-            else:
-                decay = f"; the paper's ×{c.lr_gamma} decay every {c.lr_step} epochs does not start within them"
-            return (f"Bi-LSTM from scratch ({c.layers} layers, {c.hidden} units per direction, random {c.emb_dim}-d "
-                    f"embeddings), {c.epochs} epoch(s) of Adam (lr {c.lr}{decay}), {n_train:,} training questions")
-        if self.transformer_mode == "frozen":
-            epochs = self.head.get("epochs", inspect.signature(mc.fit_linear_head).parameters["epochs"].default)
-            return (f"{family} frozen (mean-pooled features, max {self.max_length[fields]} tokens) + linear head, "
-                    f"{epochs} head epochs, {n_train:,} training questions")
-        cfg = self.mc_config(family, fields, 0)
-        return (f"{family} fine-tuned, {cfg.epochs} epochs, lr {cfg.lr}, batch {cfg.batch_size * cfg.grad_accum}, "
-                f"max {cfg.max_length} tokens, {n_train:,} training questions")
-
-    def mc_config(self, model: str, fields: str, seed: int) -> mc.MCConfig:
-        """Fine-tuning settings: Table 9's column for the model (BERT_BASE's for models not in the
-        paper), then any value given in ``finetune`` on top."""
-        col = PAPER_NAMES.get(model, "BERT_BASE")
-        t9 = lambda row: papers.value("reclor", "Table 9", row, col)  # noqa: E731
-        base = {"lr": t9("Learning Rate"), "weight_decay": t9("Weight Decay"), "warmup": t9("Warm-up Proportion"),
-                "epochs": t9("Number of Epochs"), "max_length": int(t9("Max Seq Length"))}
-        return mc.MCConfig(model=model, fields=fields, seed=seed, **{**base, **self.finetune})
+# --------------------------------------------------------------------------------------------
+# Runs
 
 
 class Runner:
     """Trains and evaluates families on the ReClor splits, caching every run."""
 
-    def __init__(self, settings: Settings, splits: Mapping[str, Sequence[MCItem]], rt: Runtime):
-        self.s, self.splits, self.rt = settings, splits, rt
+    def __init__(self, cfg: Config, splits: Mapping[str, Sequence[MCItem]], rt: Runtime):
+        self.cfg, self.splits, self.rt = cfg, splits, rt
         self._features: dict[tuple[str, str], dict[str, np.ndarray]] = {}
         self._data = data_files()
 
     def train_items(self, family: str, fields: str, *, option_only: bool = False) -> list[MCItem]:
-        """The training questions of a Table 7 run, or of an option-only run of Eq. 1 (see :class:`Settings`)."""
+        """The training questions of a Table 7 run, or of an option-only run of Eq. 1 (see :class:`Sizes`)."""
+        sizes = self.cfg.sizes
         if option_only:
-            n = self.s.option_only_questions
+            n = sizes.option_only_questions
         else:
-            n = None if family == NGRAM else self.s.train_questions.get(fields)
-        return subsample(self.splits["train"], n, self.s.subsample_seed)
+            n = None if family == NGRAM else sizes.train_questions.get(fields)
+        return sampling.draw(self.splits["train"], n, sizes.seed)
 
     def features(self, model: str, fields: str, items: Sequence[MCItem]) -> np.ndarray:
         """Frozen-encoder features of ``items``, computed (and cached) once per item."""
         bank = self._features.setdefault((model, fields), {})
         missing = [it for it in items if it.id not in bank]
         if missing:
-            feats = mc.frozen_features(model, missing, fields, self.rt, max_length=self.s.max_length[fields])
+            feats = mc.frozen_features(model, missing, fields, self.rt, max_length=self.cfg.encoder.max_length[fields])
             bank.update(zip((it.id for it in missing), feats))
         return np.stack([bank[it.id] for it in items])
 
     def scores(self, family: str, fields: str, seed: int, train: Sequence[MCItem],
                eval_sets: Mapping[str, Sequence[MCItem]]) -> dict[str, np.ndarray]:
         """Option scores (higher = more likely right) on each evaluation set, for one seed."""
-        if family not in SCRATCH and self.s.transformer_mode == "finetune":
-            return mc.finetune_and_predict(self.s.mc_config(family, fields, seed), train, dict(eval_sets), self.rt)
+        enc = self.cfg.encoder
+        if family not in SCRATCH and enc.mode == "finetune":
+            return mc.finetune_and_predict(enc.finetune.mc(family, fields, seed), train, dict(eval_sets), self.rt)
         key = {"family": family, "fields": fields, "seed": seed, "train": mc.items_fingerprint(train),
                "eval": {k: mc.items_fingerprint(v) for k, v in eval_sets.items()}}
         if family == NGRAM:
-            cfg = ngram.NgramConfig(fields=fields, seed=seed, **self.s.fasttext)
+            cfg = self.cfg.fasttext.config(fields, seed)
             return cached("reclor_fasttext", {**key, "cfg": asdict(cfg)},
                           lambda: ngram.fit_predict_mc(train, dict(eval_sets), cfg), data_files=self._data)
         if family == BILSTM:
-            cfg = bilstm.BiLSTMConfig(fields=fields, seed=seed, **self.s.bilstm)
+            cfg = self.cfg.bilstm.config(fields, seed)
 
             def train_bilstm():
                 with contextlib.nullcontext() if self.rt.cuda else one_thread():
@@ -273,17 +380,17 @@ class Runner:
             feats = {k: self.features(family, fields, v) for k, v in eval_sets.items()}
             train_feats = self.features(family, fields, labelled)
             with one_thread():
-                head = mc.fit_linear_head(train_feats, [it.label for it in labelled], seed, **self.s.head)
+                head = mc.fit_linear_head(train_feats, [it.label for it in labelled], seed, **asdict(enc.head))
                 return {k: mc.head_logits(head, f) for k, f in feats.items()}
 
-        params = {**key, "max_length": self.s.max_length[fields], "head": dict(self.s.head)}
+        params = {**key, "max_length": enc.max_length[fields], "head": asdict(enc.head)}
         return cached("reclor_frozen_heads", params, frozen, data_files=self._data)
 
     def seed_runs(self, family: str, fields: str, eval_sets: Mapping[str, Sequence[MCItem]], *,
                   option_only: bool = False) -> dict[str, np.ndarray]:
         """Scores for every seed, stacked: ``{set: (seeds, items, options)}``."""
         train = self.train_items(family, fields, option_only=option_only)
-        per_seed = [self.scores(family, fields, s, train, eval_sets) for s in self.s.seeds]
+        per_seed = [self.scores(family, fields, s, train, eval_sets) for s in self.cfg.seeds]
         return {k: np.stack([r[k] for r in per_seed]) for k in eval_sets}
 
     def cross_fit(self, family: str, fields: str = "A") -> np.ndarray:
@@ -292,13 +399,15 @@ class Runner:
         The folds are the same for every seed and family, so the per-seed intersections compare
         models trained on the same data."""
         train = self.splits["train"]
-        folds = bias.kfold(len(train), self.s.crossfit_folds, self.s.fold_seed)
+        folds = bias.kfold(len(train), self.cfg.crossfit.folds, self.cfg.crossfit.seed)
         return np.stack([
             bias.cross_fit(train, folds, lambda tr, held, s=s: self.scores(family, fields, s, tr, {"held": held})["held"])
-            for s in self.s.seeds])
+            for s in self.cfg.seeds])
 
 
-# --- EASY / HARD ---------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------
+# EASY / HARD
+
 
 def correctness(scores: np.ndarray, items: Sequence[MCItem]) -> np.ndarray:
     """(seeds, items, options) scores → (seeds, items) booleans."""
@@ -310,22 +419,14 @@ def easy_hard(runs: Mapping[str, np.ndarray], items: Sequence[MCItem]) -> bias.E
     return bias.EasyHard.from_runs([it.id for it in items], {m: correctness(r, items) for m, r in runs.items()})
 
 
-def export_easy_hard(splits: Mapping[str, bias.EasyHard], path: Path | None = None) -> Path:
-    """Write every split's EASY/HARD table to one CSV (see the chapter for the columns)."""
-    path = Path(path or exports_dir() / EXPORT_SPLIT)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pd.concat([eh.frame(name) for name, eh in splits.items()], ignore_index=True).to_csv(path, index=False)
-    return path
+def leaderboard_file_name(family: str, seed: int) -> str:
+    """The leaderboard file of a family's (C, Q, A) run with one seed."""
+    return f"reclor_test_preds_{exports.safe_name(f'{family}_CQA_seed{seed}')}.npy"
 
 
-def export_test_predictions(name: str, scores: np.ndarray, test_items: Sequence[MCItem]) -> Path:
-    """The leaderboard file (``.npy`` of option indices, element i answers ``test_i``) of one run."""
-    safe = re.sub(r"[^\w.-]+", "_", name)
-    return reclor.write_leaderboard_file(test_items, np.asarray(scores).argmax(axis=1),
-                                         exports_dir() / f"reclor_test_preds_{safe}.npy")
+# --------------------------------------------------------------------------------------------
+# Tables
 
-
-# --- tables --------------------------------------------------------------------------------
 
 def paper_name(family: str) -> str:
     return PAPER_NAMES.get(family, family)
@@ -411,3 +512,296 @@ def longest_option_accuracy(items: Sequence[MCItem], tokenize: Callable[[str], l
     gold = [it.label for it in items if it.label is not None]
     return 100 * float(np.mean(np.array(picks) == np.array(gold)))
 
+
+
+# --------------------------------------------------------------------------------------------
+# The chapter: one function per section of the page, then run()
+
+
+@dataclass
+class Results(ChapterResults):
+    """The chapter's tables, facts and claims, and the data of its figures."""
+
+    chance: float  # accuracy (%) of a random guess
+    option_lengths: pd.DataFrame  # WordPiece length of every training option, and whether it is right
+    overlap: pd.DataFrame  # our Table 27 on val (paper names)
+    runs_right: np.ndarray  # per val item: how many option-only (model, seed) runs got it right
+    easy_hard_bars: pd.DataFrame  # long: Table 7 row, subset (EASY/HARD), accuracy (mean over seeds)
+    by_type: pd.DataFrame  # long: (C, Q, A) model, subset, question type, n, accuracy (Figure 4)
+
+
+def paper_facts() -> dict:
+    """The paper's numbers the prose quotes."""
+    p_test, p_easy = papers.value(P, "§3.2", "test", "items"), papers.value(P, "Table 6", "Union", "Number")
+    return {
+        "reclor_n_types": len(reclor.QUESTION_TYPES),
+        "reclor_p_train": papers.value(P, "§3.2", "train", "items"),
+        "reclor_p_test": p_test,
+        "reclor_p_easy": p_easy,
+        "reclor_p_hard": p_test - p_easy,
+        "reclor_p_epochs": papers.value(P, "Table 9", "Number of Epochs", "BERT_BASE"),
+        "reclor_paper_easy_pct": 100 * p_easy / p_test,
+    }
+
+
+def data_section(splits: Mapping[str, Sequence[MCItem]], tok_fns) -> tuple[dict, dict]:
+    """Split sizes (§3.2), Table 2 under three tokenisations, and the question types (Table 3)."""
+    train, val, test = splits["train"], splits["val"], splits["test"]
+    tables = {"reclor_splits": side_by_side(papers.table(P, "§3.2"), split_sizes(splits))}
+    facts = {"reclor_n_train": len(train), "reclor_n_val": len(val), "reclor_n_test": len(test),
+             "reclor_test_labelled": sum(it.label is not None for it in test)}
+
+    table2 = dataset_statistics([*train, *val, *test], tok_fns)
+    table2.insert(0, "paper", [f"{v:,.0f}" if float(v).is_integer() else f"{v:.1f}"
+                               for v in papers.table(P, "Table 2").loc[table2.index, "ReClor"]])
+    tables["reclor_table2"] = table2
+    rows = ("Context Len", "Question Len", "Option Len")
+    lens = {name: {c: float(table2.loc[c, name]) for c in rows} for name in TOKENIZATIONS}
+    paper_lens = {c: papers.value(P, "Table 2", c, "ReClor") for c in rows}
+    closest = min(TOKENIZATIONS, key=lambda n: sum(abs(lens[n][c] - paper_lens[c]) for c in paper_lens))
+    facts["reclor_t2_closest"] = Markdown(f"**{closest}**")
+
+    types = question_types(splits)
+    ours = types[["test (%)", "val (%)", "train (%)"]].rename(columns={"test (%)": "Test (%)"})
+    paper = papers.table(P, "Table 3")
+    tables["reclor_table3"] = side_by_side(paper, ours)
+    typed_test = types["test (n)"].sum()
+    facts["reclor_t3_gap"] = float((ours["Test (%)"] - paper["Test (%)"]).abs().max() if typed_test else np.nan)
+    facts["reclor_t3_typed"] = int(typed_test)
+    return tables, facts
+
+
+@dataclass
+class TokenBias:
+    """Table 5 as the chapter shows it, and what its claim reads."""
+
+    tables: dict
+    facts: dict
+    top: pd.DataFrame  # our top 10 (Score (%), Freq, rank)
+    mismatches: int  # the paper's top-10 tokens we do not reproduce with the same score and count
+
+
+def token_bias(train: Sequence[MCItem], wp: Callable[[str], list[str]], tokens: Tokens) -> TokenBias:
+    """Table 5 beside the paper's, and its sensitivity to the choices the paper leaves open."""
+    stats = bias.token_label_stats(train, wp, count_mode=tokens.count_mode)
+    t5, top = table5_side_by_side(stats, min_freq=tokens.min_freq, rule=tokens.freq_rule)
+    paper = papers.table(P, "Table 5")
+    reproduced = [t in top.index and np.isclose(round(top.at[t, "Score (%)"], 1), paper.at[t, "Score (%)"])
+                  and top.at[t, "Freq"] == paper.at[t, "Freq"] for t in paper.index]
+    variants = {}
+    for mode in bias.COUNT_MODES:
+        s = stats if mode == tokens.count_mode else bias.token_label_stats(train, wp, count_mode=mode)
+        for rule in bias.FREQ_RULES:
+            t = bias.top_tokens(s, min_freq=tokens.min_freq, rule=rule)
+            variants[(mode, f"{rule} {tokens.min_freq} times")] = {
+                "tokens shared with the paper's top 10": len(set(t.index) & set(paper.index)),
+                "our top 3": ", ".join(t.index[:3])}
+    mismatches = len(paper) - sum(reproduced)
+    facts = {"reclor_t5_overlap": len(set(top.index) & set(paper.index)),
+             "reclor_t5_same": Markdown("the same ten tokens with the same scores and counts" if mismatches == 0
+                                        else "a different top ten")}
+    return TokenBias({"reclor_table5": t5, "reclor_table5_variants": pd.DataFrame(variants).T}, facts, top, mismatches)
+
+
+def option_length(splits: Mapping[str, Sequence[MCItem]], tok_fns) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Mean option length, right vs wrong (§3.3), under each tokenisation; the WordPiece lengths
+    (the figure's data); the facts, including the longest-option baseline."""
+    train, val = splits["train"], splits["val"]
+    lengths = {name: bias.option_lengths(train, fn) for name, fn in tok_fns.items()}
+    means = {name: f.groupby("right")["length"].mean() for name, f in lengths.items()}
+    table = pd.DataFrame({
+        "paper": [papers.value(P, "§3.3", r, "mean length") for r in ("right options", "wrong options")],
+        **{f"ours ({name})": [means[name][True], means[name][False]] for name in TOKENIZATIONS}},
+        index=["right options", "wrong options"]).round(2)
+    unit = min(TOKENIZATIONS, key=lambda n: abs(means[n][True] - table.at["right options", "paper"])
+               + abs(means[n][False] - table.at["wrong options", "paper"]))
+    wp = tok_fns["WordPiece"]
+    facts = {"reclor_len_unit": Markdown(f"**{unit}**"),
+             "reclor_len_right": float(means["WordPiece"][True]),
+             "reclor_len_wrong": float(means["WordPiece"][False]),
+             "reclor_longest_train": longest_option_accuracy(train, wp),
+             "reclor_longest_val": longest_option_accuracy(val, wp)}
+    return table, lengths["WordPiece"], facts
+
+
+def option_only(cfg: Config, runner: Runner, val: Sequence[MCItem]) -> tuple[dict[str, np.ndarray], bias.EasyHard, dict, dict]:
+    """Eq. 1 on val: the option-only runs, the split, Tables 6 and 27 and the facts."""
+    runs = {family: runner.seed_runs(family, "A", {"val": val}, option_only=True)["val"] for family in cfg.bias_models}
+    eh = easy_hard(runs, val)
+    trained = {f: cfg.describe_run(f, "A", len(runner.train_items(f, "A", option_only=True))) for f in cfg.bias_models}
+    overlap = eh.overlap()
+    overlap.index = overlap.columns = [paper_name(m) for m in overlap.columns]
+    tables = {"reclor_table6": side_by_side(papers.table(P, "Table 6"), table6(eh, runs, val)),
+              "reclor_table27": overlap}
+    facts = {"reclor_bias_trained": Markdown("; ".join(f"**{f}**: {d}" for f, d in trained.items())),
+             "reclor_n_easy": int(eh.easy.sum()), "reclor_n_hard": int(eh.hard.sum()),
+             "reclor_easy_pct": 100 * eh.easy.mean()}
+    return runs, eh, tables, facts
+
+
+def cross_fitted(cfg: Config, runner: Runner, splits, val_runs, eh_val: bias.EasyHard) -> tuple[pd.DataFrame, dict]:
+    """Eq. 1 on train by cross-fitting; both labellings exported; the val-vs-train table."""
+    train, val = splits["train"], splits["val"]
+    runs = {family: runner.cross_fit(family, "A") for family in cfg.bias_models}
+    eh_train = easy_hard(runs, train)
+    path = exports.write_easy_hard({"val": eh_val, "train": eh_train})
+
+    def column(items, family_runs, eh):
+        return {**{paper_name(m): summary(seed_accuracies(correctness(r, items))) for m, r in family_runs.items()},
+                "EASY items": int(eh.easy.sum()), "EASY %": 100 * eh.easy.mean()}
+
+    table = pd.DataFrame({"val (trained on train)": column(val, val_runs, eh_val),
+                          "train (cross-fitted)": column(train, runs, eh_train)})
+    folds = cfg.crossfit.folds
+    facts = {"reclor_folds": folds, "reclor_fold_share": 100 * (folds - 1) / folds,
+             "reclor_export_name": Markdown(f"`{path.name}`"),
+             "reclor_export_rows": len(eh_val.ids) + len(eh_train.ids)}
+    return table.map(report.cell), facts
+
+
+@dataclass
+class MainResults:
+    """Table 7's runs on val, and the seed accuracies (%) on val, val-EASY and val-HARD."""
+
+    runs: dict[tuple[str, str], np.ndarray]  # (family, fields) → (seeds, items, options) on val
+    test: dict[str, np.ndarray]  # family → (seeds, items, options) on test (the exported ones)
+    acc: dict[tuple[str, str], np.ndarray]
+    acc_e: dict[tuple[str, str], np.ndarray]
+    acc_h: dict[tuple[str, str], np.ndarray]
+
+
+def main_results(cfg: Config, runner: Runner, splits, eh: bias.EasyHard) -> MainResults:
+    """Train and score every Table 7 run (and on test, those whose predictions are exported)."""
+    val, test = splits["val"], splits["test"]
+    runs, test_scores = {}, {}
+    for family, fields in cfg.table7_runs():
+        exported = family in cfg.test_predictions and fields == "CQA"
+        out = runner.seed_runs(family, fields, {"val": val, "test": test} if exported else {"val": val})
+        runs[(family, fields)] = out["val"]
+        if exported:
+            test_scores[family] = out["test"]
+    correct = {k: correctness(r, val) for k, r in runs.items()}
+    return MainResults(runs, test_scores, {k: seed_accuracies(c) for k, c in correct.items()},
+                       {k: seed_accuracies(c, eh.easy) for k, c in correct.items()},
+                       {k: seed_accuracies(c, eh.hard) for k, c in correct.items()})
+
+
+def table7_section(cfg: Config, runner: Runner, val, eh: bias.EasyHard, m: MainResults) -> tuple[dict, pd.DataFrame, dict]:
+    """Table 7 beside the paper's, the paper's whole table, the EASY/HARD bars and the facts."""
+    keys = cfg.table7_runs()
+    ours = table7(m.runs, val, eh, cfg.stand_in)
+    tables = {"reclor_table7": table7_side_by_side(ours, keys, cfg.stand_in),
+              "reclor_table7_paper": papers.table(P, "Table 7")}
+    bars = pd.DataFrame([{"model": row_label(f, x, cfg.stand_in), "subset": s, "accuracy": v.mean()}
+                         for (f, x) in keys for s, v in (("EASY", m.acc_e[(f, x)]), ("HARD", m.acc_h[(f, x)]))])
+    described = [f"**{row_label(f, x, cfg.stand_in)}**: {cfg.describe_run(f, x, len(runner.train_items(f, x)))}"
+                 for f, x in keys]
+    model = cfg.headline
+    facts = {
+        "reclor_t7_trained": Markdown("; ".join(described)),
+        "reclor_n_val_easy": int(eh.easy.sum()), "reclor_n_val_hard": int(eh.hard.sum()),
+        "reclor_main_e": m.acc_e[(model, "CQA")].mean(), "reclor_main_h": m.acc_h[(model, "CQA")].mean(),
+        "reclor_main_v": m.acc[(model, "CQA")].mean(),
+        "reclor_ft_e": m.acc_e[(NGRAM, "CQA")].mean(), "reclor_ft_h": m.acc_h[(NGRAM, "CQA")].mean(),
+        "reclor_circular": Markdown(f"{model} is also one of the option-only models that define EASY, so its (A) "
+                                    "row is low on HARD partly by construction." if model in cfg.bias_models else ""),
+    }
+    return tables, bars, facts
+
+
+def leaderboard_files(cfg: Config, test_scores: Mapping[str, np.ndarray], test: Sequence[MCItem]) -> pd.DataFrame:
+    """Write each exported family's first-seed test predictions; the table of files written."""
+    rows = {}
+    for family, scores in test_scores.items():
+        answers = reclor.leaderboard_array(test, scores[0].argmax(axis=1))
+        path = exports.write_npy(leaderboard_file_name(family, cfg.seeds[0]), answers)
+        rows[family] = {"file": path.name, "predictions": len(answers)}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["file", "predictions"])
+
+
+def table7_arithmetic_gap() -> float:
+    """Largest |Test − (EASY share · Test-E + HARD share · Test-H)| over the model rows of the
+    published Table 7 (the people and the ceiling rows left out)."""
+    t7 = papers.table(P, "Table 7").drop(["Graduate Students (C, Q, A)", "Ceiling Performance (C, Q, A)"])
+    share = papers.value(P, "Table 6", "Union", "Number") / papers.value(P, "§3.2", "test", "items")
+    return float((share * t7["Test-E"] + (1 - share) * t7["Test-H"] - t7["Test"]).abs().max())
+
+
+def judge_claims(cfg: Config, chance: float, t5: TokenBias, lengths: dict, val_runs, val, m: MainResults) -> ClaimLog:
+    """The evidence for each of the paper's claims (``rcstudy.papers.reclor.CLAIMS``)."""
+    log = ClaimLog(P)
+
+    def pts(x):
+        return f"{x:.1f}"
+
+    log.judge("lexical-bias", {"mismatches": t5.mismatches},
+              f"{len(set(t5.top.index) & set(papers.table(P, 'Table 5').index))} of 10 tokens shared; ours: "
+              + ", ".join(t5.top.index))
+    right, wrong = lengths["reclor_len_right"], lengths["reclor_len_wrong"]
+    paper_right = papers.value(P, "§3.3", "right options", "mean length")
+    paper_wrong = papers.value(P, "§3.3", "wrong options", "mean length")
+    log.judge("length-bias", {"right": right, "wrong": wrong,
+                              "gaps": {"right": abs(right - paper_right), "wrong": abs(wrong - paper_wrong)}},
+              f"right {right:.2f}, wrong {wrong:.2f}")
+    option_only_acc = {f: seed_accuracies(correctness(r, val)).mean() for f, r in val_runs.items()}
+    pretrained = {f: a - chance for f, a in option_only_acc.items() if f not in SCRATCH}
+    log.judge("options-only", {"margins": pretrained} if pretrained else None,
+              "; ".join(f"{paper_name(f)} {pts(a)}%" for f, a in option_only_acc.items())
+              + ("" if pretrained else " (no pretrained option-only model in bias_models)"))
+    ft = bootstrap_ci(correctness(m.runs[(NGRAM, "CQA")], val).mean(axis=0), scale=100)
+    log.judge("fasttext", {"ft": ft, "chance": chance}, f"fastText {ft}")
+    bl = m.acc[(BILSTM, "CQA")].mean()
+    log.judge("bilstm", {"gap": abs(bl - chance)}, f"Bi-LSTM {pts(bl)}%")
+    model = cfg.headline
+    e, h = m.acc_e[(model, "CQA")].mean(), m.acc_h[(model, "CQA")].mean()
+    log.judge("easy-vs-hard", {"gap": e - h}, f"EASY {pts(e)}%, HARD {pts(h)}%")
+    log.judge("hard-near-chance", {"gap": abs(h - chance)}, f"HARD {pts(h)}%")
+    main = {f: m.acc[(model, f)].mean() for f in ("A", "QA", "CQA") if (model, f) in m.acc}
+    if {"A", "QA"} <= set(main):
+        log.judge("question-adds-little", {"gain": {model: main["QA"] - main["A"]}},
+                  f"(A) {pts(main['A'])}%, (Q, A) {pts(main['QA'])}%")
+        log.judge("context-adds-a-lot", {"gain": {model: main["CQA"] - main["QA"]}},
+                  f"(Q, A) {pts(main['QA'])}%, (C, Q, A) {pts(main['CQA'])}%")
+    else:
+        for id in ("question-adds-little", "context-adds-a-lot"):
+            log.judge(id, None, f"{model} is not trained on (A) and (Q, A) here (partial_inputs)")
+    gap = table7_arithmetic_gap()
+    log.judge("table7-arithmetic", {"gap": gap}, f"largest gap {gap:.2f} points")
+    return log
+
+
+def run(cfg: Config, rt: Runtime) -> Results:
+    """Everything the chapter shows, computed from ``cfg`` (the data come from ``$RCSTUDY_DATA``)."""
+    splits = load_splits()
+    train, val, test = splits["train"], splits["val"], splits["test"]
+    tok_fns = tokenizer_functions(load_tokenizer(cfg.tokens.tokenizer))
+    chance = 100 / len(val[0].options)
+    facts = {"reclor_n_seeds": len(cfg.seeds), "reclor_model": Markdown(f"`{cfg.headline}`"),
+             "reclor_chance": chance, "reclor_chance4": chance * (chance / 100) ** 3} | paper_facts()
+
+    tables, f = data_section(splits, tok_fns)
+    facts |= f
+    t5 = token_bias(train, tok_fns["WordPiece"], cfg.tokens)
+    tables |= t5.tables
+    facts |= t5.facts
+    tables["reclor_option_length"], wordpiece_lengths, f = option_length(splits, tok_fns)
+    facts |= f
+
+    runner = Runner(cfg, splits, rt)
+    val_runs, eh_val, more, f = option_only(cfg, runner, val)
+    tables |= more
+    facts |= f
+    tables["reclor_easy_hard_sizes"], f = cross_fitted(cfg, runner, splits, val_runs, eh_val)
+    facts |= f
+
+    m = main_results(cfg, runner, splits, eh_val)
+    more, bars, f = table7_section(cfg, runner, val, eh_val, m)
+    tables |= more
+    facts |= f
+    cqa = {row_label(fam, x, cfg.stand_in): r for (fam, x), r in m.runs.items() if x == "CQA"}
+    tables["reclor_test_files"] = leaderboard_files(cfg, m.test, test)
+
+    claims = judge_claims(cfg, chance, t5, facts, val_runs, val, m)
+    return Results(tables, facts, claims, chance=chance, option_lengths=wordpiece_lengths,
+                   overlap=tables["reclor_table27"], runs_right=eh_val.runs_right, easy_hard_bars=bars,
+                   by_type=type_accuracy(cqa, val, eh_val))
