@@ -43,3 +43,11 @@ def smoke_book(tmp_path_factory):
         pytest.fail(f"smoke build failed (exit {proc.returncode}); last lines:\n" +
                     "\n".join(log.read_text().splitlines()[-40:]))
     return root
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The number of cases each loader ran in tests/test_fuzz_loaders.py (when it ran)."""
+    fuzz = sys.modules.get("test_fuzz_loaders")
+    if fuzz is not None and fuzz.CASES:
+        terminalreporter.write_line("fuzzed loaders (cases): " +
+                                    ", ".join(f"{name} {n}" for name, n in sorted(fuzz.CASES.items())))

@@ -38,3 +38,11 @@ def test_timings_are_recorded(smoke_book):
 
     timings = json.loads((smoke_book / "book" / "timings.json").read_text())
     assert set(CHAPTERS) <= set(timings["smoke"])
+
+
+def test_long_work_reports_progress_on_the_terminal_not_in_the_pages(smoke_book):
+    """tqdm bars of the engines reach the runner's terminal (the smoke log) and no published notebook."""
+    log = (smoke_book / "smoke.log").read_text(errors="replace")
+    assert "fine-tune tiny-bert" in log
+    for nb in (smoke_book / "book").glob("*.ipynb"):
+        assert "fine-tune tiny-bert" not in nb.read_text(), nb.name

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rcstudy import papers
-from rcstudy.claims import AllOf, Above, AnyOf, Below, ClaimSpec, Compare, MissingEvidence, Not, Within, combine
+from rcstudy.claims import (AllOf, Above, AnyOf, Below, ClaimSpec, Compare, Higher, IfGiven, MissingEvidence, Not,
+                            Within, combine)
 from rcstudy.report import ClaimLog
 from rcstudy.stats import Interval, MeanSD
 
@@ -39,6 +40,13 @@ def test_combinations():
     assert Not(Above("x"))({"x": iv(0, -1, 1)}) is None
 
 
+def test_if_given_applies_only_where_the_reference_is_given():
+    rule = IfGiven("empty", Compare("formula", ">", "empty"))
+    assert rule({"formula": 60.0, "empty": 55.0}) is True
+    assert rule({"formula": 50.0, "empty": 55.0}) is False
+    assert rule({"formula": 50.0}) is True and rule({"formula": 50.0, "empty": None}) is True
+
+
 def test_claim_log_judges_declared_claims(monkeypatch):
     spec = ClaimSpec("far-below", "Models score far below people ({human:.0f}%).",
                      "the best upper bound is below the human score", Compare("best.high", "<", "human"),
@@ -60,3 +68,12 @@ def test_every_claim_holds_on_the_papers_own_numbers(paper, spec):
     assert spec.paper, f"{paper}:{spec.id} declares no paper evidence"
     assert spec.judge(spec.paper) is True
     spec.statement(), spec.how()  # every placeholder is filled
+
+
+def test_higher_compares_two_intervals_and_gives_no_verdict_when_they_overlap():
+    ev = {"a": iv(50, 45, 55), "others": {"b": iv(30, 25, 35), "c": iv(40, 35, 44)}}
+    assert Higher("a", "others")(ev) is True
+    assert Higher("a", "others")({**ev, "others": {"b": iv(30, 25, 35), "c": iv(50, 40, 60)}}) is None
+    assert Higher("a", "others")({**ev, "others": {"b": iv(70, 60, 80), "c": iv(50, 40, 60)}}) is False
+    assert Higher("a", "b")({"a": 55.0, "b": 17.1}) is True  # the paper's point estimates
+    assert Higher("a", "b")({"a": None, "b": 1.0}) is None

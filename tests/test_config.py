@@ -104,3 +104,13 @@ def test_describe_lists_every_field_with_type_and_help(chapters):
 
 def test_difference_is_what_a_profile_file_holds(chapters):
     assert config.difference(Toy.load("quick"), Toy()) == {"encoder": {"epochs": 3}, "seeds": [4]}
+
+
+def test_from_notebook_checks_data_like_the_runner(chapters, monkeypatch, tmp_path):
+    """Without the runner (plain papermill), the config cell checks the declared datasets itself."""
+    monkeypatch.delenv("RCSTUDY_PREFLIGHT_DONE", raising=False)
+    monkeypatch.setattr(Toy, "datasets", ("reclor",), raising=False)
+    with pytest.raises(ConfigError, match="toy: reclor: missing data file"):
+        Toy.from_notebook({"profile": "quick", "data": str(tmp_path)})
+    monkeypatch.setenv("RCSTUDY_PREFLIGHT_DONE", "1")
+    assert Toy.from_notebook({"profile": "quick", "data": str(tmp_path)}) == Toy.load("quick")

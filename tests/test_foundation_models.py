@@ -189,3 +189,12 @@ def test_load_lm_picks_the_engine_from_the_config(rt, monkeypatch):
     monkeypatch.setattr(lm, "model_config", lambda name: SimpleNamespace(is_encoder_decoder=True))
     monkeypatch.setattr(lm.Seq2SeqLM, "load", classmethod(lambda cls, name, rt, max_length: ("seq2seq", name)))
     assert lm.load_lm("google/flan-t5-large", rt) == ("seq2seq", "google/flan-t5-large")
+
+
+def test_hub_ids_can_be_pinned_to_a_revision():
+    from rcstudy.models.registry import split_revision
+
+    assert split_revision("FacebookAI/roberta-large@e2da8e2") == ("FacebookAI/roberta-large", "e2da8e2")
+    assert split_revision("gpt2") == ("gpt2", None)
+    with pytest.raises(ValueError, match="<id>@<revision>"):
+        split_revision("gpt2@")

@@ -189,3 +189,125 @@ def test_overrides_are_aimed_at_chapters():
 def test_injected_parameters_are_the_differences_from_the_defaults():
     params = run.load_params("teaching", "smoke", {"live_share": 0.5})
     assert params == {"profile": "smoke", "data": "tests/fixtures/data", "timings_profile": "smoke", "live_share": 0.5}
+
+
+EXPORTER = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+# Exporter
+
+```{code-cell} ipython3
+:tags: [parameters]
+profile = "quick"
+tag = "first"
+fail_after_export = False
+pause_after_export = 0
+```
+
+```{code-cell} ipython3
+import time
+from rcstudy import exports
+exports.write_json("demo_export.json", {"tag": tag})
+time.sleep(pause_after_export)
+if fail_after_export:
+    raise RuntimeError("a cell after the export failed")
+```
+"""
+
+
+def book_checksums(root):
+    from rcstudy.cache import file_checksum
+
+    return {str(p.relative_to(root)): file_checksum(p) for p in sorted((root / "book").rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def exporter(demo_chapter, monkeypatch, tmp_path):
+    for var in ("RCSTUDY_BOOK_ROOT", "RCSTUDY_EXPORTS", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.setenv(var, "")
+    monkeypatch.setenv("RCSTUDY_CACHE", str(tmp_path / "cache"))
+    (run.CHAPTERS_DIR / "exporter.md").write_text(EXPORTER)
+    (run.CHAPTERS_DIR / "params" / "exporter.smoke.yaml").write_text("{}\n")
+    results = run.run_chapters(["exporter", "demo"], "smoke", root=demo_chapter)
+    assert all(r.ok for r in results), [r.message for r in results]
+    return demo_chapter
+
+
+def test_a_failed_run_publishes_nothing(exporter):
+    before = book_checksums(exporter)
+    assert "book/exports/demo_export.json" in before
+    results = run.run_chapters(["exporter", "demo"], "smoke", {"tag": "second", "fail": True}, root=exporter)
+    assert [r.ok for r in results] == [True, False]
+    assert book_checksums(exporter) == before  # the exporter succeeded, but its run did not
+    results = run.run_chapters(["exporter"], "smoke", {"tag": "second", "fail_after_export": True}, root=exporter)
+    assert not results[0].ok and book_checksums(exporter) == before
+    assert (exporter / "_build" / "failed" / "exporter.ipynb").exists()
+
+
+def test_a_successful_run_updates_notebook_and_exports_together(exporter):
+    import json
+
+    before = book_checksums(exporter)
+    assert all(r.ok for r in run.run_chapters(["exporter"], "smoke", {"tag": "second"}, root=exporter))
+    after = book_checksums(exporter)
+    assert after["book/exports/demo_export.json"] != before["book/exports/demo_export.json"]
+    assert after["book/exporter.ipynb"] != before["book/exporter.ipynb"]
+    assert after["book/demo.ipynb"] == before["book/demo.ipynb"]  # not in this run: kept as published
+    assert json.loads((exporter / "book" / "exports" / "demo_export.json").read_text()) == {"tag": "second"}
+
+
+def test_a_run_killed_after_its_export_is_staged_leaves_the_book_as_it_was(exporter, tmp_path):
+    import signal
+    import time
+
+    before = book_checksums(exporter)
+    staged = exporter / "_build" / "run" / "book" / "exports" / "demo_export.json"
+    env = {**os.environ, "RCSTUDY_CHAPTERS": str(run.CHAPTERS_DIR)}
+    proc = subprocess.Popen([sys.executable, "-c",
+                             "import sys; from rcstudy import run; "
+                             "run.run_chapters(['exporter'], 'smoke', {'tag': 'killed', 'pause_after_export': 60}, "
+                             f"root=__import__('pathlib').Path({str(exporter)!r}))"],
+                            cwd=PROJECT_ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (staged.exists() and "killed" in staged.read_text()):
+        time.sleep(0.2)
+    assert staged.exists() and "killed" in staged.read_text(), "the export was never staged"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert book_checksums(exporter) == before
+    assert all(r.ok for r in run.run_chapters(["exporter"], "smoke", root=exporter))  # the next run starts clean
+
+
+def test_the_users_hugging_face_cache_is_left_as_it_is(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "my-hf"))
+    run.configure_environment("quick", online=False, refresh=False)
+    assert os.environ["HF_HOME"] == str(tmp_path / "my-hf")
+    monkeypatch.delenv("HF_HOME")
+    run.configure_environment("quick", online=True, refresh=False)
+    assert "HF_HOME" not in os.environ  # Hugging Face's default cache
+
+
+def test_published_notebooks_name_their_source(demo_chapter):
+    assert run.execute_chapter("demo", "smoke", root=demo_chapter, progress=False).ok
+    meta = nbformat.read(demo_chapter / "book" / "demo.ipynb", as_version=4).metadata.papermill
+    assert meta.input_path == "chapters/demo.md" and meta.output_path == "book/demo.ipynb"
+
+
+def test_the_lock_file_agrees_with_the_pins():
+    """requirements-lock.txt pins the whole environment, at the versions requirements*.txt pin."""
+    def pins(name):
+        out = {}
+        for line in (PROJECT_ROOT / name).read_text().splitlines():
+            line = line.split("#")[0].strip()
+            if "==" in line:
+                pkg, version = line.split("==")
+                out[pkg.lower().replace("_", "-")] = version.split("+")[0]
+        return out
+
+    lock = pins("requirements-lock.txt")
+    for name in ("requirements.txt", "requirements-models.txt", "requirements-dev.txt"):
+        for pkg, version in pins(name).items():
+            assert lock.get(pkg) == version, f"{name}: {pkg}=={version}, lock: {lock.get(pkg)}"

@@ -95,7 +95,7 @@ def test_malformed_txt_names_file_and_line(name, line, words):
 
 
 def test_not_utf8_is_reported():
-    with pytest.raises(DataFormatError, match="latin1.txt: not UTF-8"):
+    with pytest.raises(DataFormatError, match="latin1.txt:3: not UTF-8"):
         lq.parse_logiqa_txt(BAD / "latin1.txt", split="eval", lang="en")
 
 
@@ -178,3 +178,44 @@ def test_training_set_uses_official_train_file(tmp_path, monkeypatch):
     assert ts.dedup is None and len(ts.items) == 8 and ts.items[0].id == "en-train-0"
     with pytest.raises(FileNotFoundError, match="zh_train.txt"):
         lq.training_set("zh")
+
+
+def test_repeated_block_is_refused(tmp_path):
+    lines = (DATA / "logiqa" / "Eval.txt").read_text(encoding="utf-8").split("\n")
+    path = tmp_path / "Eval.txt"
+    path.write_text("\n".join(lines[:8] + lines[:8] + lines[8:]), encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"Eval.txt:10: duplicate block \(the same paragraph, question and "
+                                              r"options\) \(first at line 2\)"):
+        lq.parse_logiqa_txt(path, split="eval", lang="en")
+
+
+def _logiqa2_copy(tmp_path, edit):
+    import json
+    rows = [json.loads(x) for x in (DATA / "logiqa2" / "dev.txt").read_text().splitlines() if x.strip()]
+    edit(rows)
+    path = tmp_path / "dev.txt"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_logiqa2_same_id_on_different_questions_is_the_release_s_variant(tmp_path):
+    def reuse_id(rows):
+        rows[1]["id"] = rows[0]["id"]
+    items = lq.parse_logiqa2_jsonl(_logiqa2_copy(tmp_path, reuse_id), split="dev")
+    assert items[0].meta["source_id"] == items[1].meta["source_id"] and items[0].context != items[1].context
+
+
+@pytest.mark.parametrize("edit, where, problem", [
+    (lambda rows: rows.insert(1, dict(rows[0])), ":2", "duplicate record (the same line repeated) (first at line 1)"),
+    (lambda rows: rows[1].__setitem__("answer", True), ":2", "field 'answer' should be int, got bool"),
+    (lambda rows: rows[1].__setitem__("id", str(rows[1]["id"])), ":2", "field 'id' should be int, got str"),
+    (lambda rows: rows[1].pop("type"), ":2", "field 'type' is missing here but given by"),
+    (lambda rows: rows[1]["type"].update({"Categorical Reasoning": "yes"}), ":2",
+     "field 'type.Categorical Reasoning' should be bool"),
+    (lambda rows: rows.clear(), "", "the file has no questions"),
+])
+def test_malformed_logiqa2_records_are_refused(tmp_path, edit, where, problem):
+    path = _logiqa2_copy(tmp_path, edit)
+    with pytest.raises(DataFormatError) as e:
+        lq.parse_logiqa2_jsonl(path, split="dev")
+    assert str(e.value).startswith(f"{path}{where}") and problem in str(e.value), str(e.value)

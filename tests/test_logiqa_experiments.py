@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rcstudy import papers, runtime
+from rcstudy import papers, runtime, sampling
 from rcstudy.data.records import MCItem
 from rcstudy.experiments import logiqa as ex
+from rcstudy.stats import direction, paired_difference
 
 DATA = Path(__file__).parent / "fixtures" / "data"
 
@@ -25,7 +26,7 @@ def fixture_data(monkeypatch):
 def data():
     mp = pytest.MonkeyPatch()
     mp.setenv("RCSTUDY_DATA", str(DATA))
-    yield ex.load_data(("en", "zh"))
+    yield ex.load_data(ex.Dataset(languages=("en", "zh")))
     mp.undo()
 
 
@@ -120,11 +121,10 @@ def test_length_and_type_tables(data):
     assert (pts["accuracy"] == 100).all() and pts["n"].sum() == 10
 
 
-def test_subsample_is_seeded_and_sorted():
-    items = list(range(50))
-    a, b = ex.subsample(items, 10, 3), ex.subsample(items, 10, 3)
+def test_samples_are_seeded_and_sorted():
+    a, b = sampling.draw_positions(50, 10, 3), sampling.draw_positions(50, 10, 3)
     assert a.tolist() == b.tolist() == sorted(a.tolist()) and len(set(a.tolist())) == 10
-    assert ex.subsample(items, None, 0).tolist() == list(range(50))
+    assert sampling.draw_positions(50, None, 0).tolist() == list(range(50))
     assert ex.full_length(np.array([2, 3]), np.array([1, 4]), 5).tolist() == [-1, 2, -1, -1, 3]
 
 
@@ -137,34 +137,28 @@ def test_lexical_systems_cover_every_split(data):
 
 def test_tiny_encoder_pipeline(data, isolated_cache, monkeypatch, tmp_path):
     rt = runtime.setup(device="cpu", threads=1)
-    setup = ex.PLMSetup(model="tiny-bert", seeds=(0,), n_train=None, n_dev=4, n_test_sub=6, max_length=48,
-                        lr=1e-3, batch_size=4)
-    main = ex.plm_system(data, setup, rt)
+    encoder = ex.Encoder(model="tiny-bert", seeds=(0,), n_train=None, max_length=48, lr=1e-3, batch_size=4)
+    sizes = ex.Sizes(n_dev=4, n_test_sub=6)
+    main = ex.plm_system(data, encoder, sizes, rt)
     assert main.evaluated("en-test").all() and main.evaluated("en-eval").sum() == 4
-    again = ex.plm_system(data, setup, rt)  # from the cache
+    again = ex.plm_system(data, encoder, sizes, rt)  # from the cache
     np.testing.assert_array_equal(main.preds["en-test"], again.preds["en-test"])
-    abl = ex.ablation_systems(data, setup, main, ["no question", "options only"], rt)
+    abl = ex.ablation_systems(data, encoder, sizes, main, ["no question", "options only"], rt)
     assert [s.name for s in abl] == ["full input", "no question", "options only"]
     assert all(s.evaluated("en-test").sum() == 6 for s in abl)
     source = data.splits["en-eval"]
-    transfer = ex.transfer_systems(data, setup, main, source, "Source", rt)
+    transfer = ex.transfer_systems(data, encoder, sizes, main, source, "Source", rt)
     assert [s.name for s in transfer] == ["tiny-bert_LogiQA", "tiny-bert_Source", "tiny-bert_Source → LogiQA"]
     assert transfer[2].trained_on == "8 Source, then 12 LogiQA"
     assert all(s.evaluated("en-test").sum() == 6 and s.evaluated("en-eval").sum() == 4 for s in transfer)
     sub = transfer[0].evaluated("en-test")  # the LogiQA-only row is the main model on the subsample
     np.testing.assert_array_equal(transfer[0].preds["en-test"][:, sub], main.preds["en-test"][:, sub])
-    lm = ex.lm_system(data, setup, "tiny-llama", rt, batch_size=4)
+    lm = ex.lm_system(data, ex.LM(model="tiny-llama", batch_size=4), sizes, rt)
     assert lm.evaluated("en-test").sum() == 6
     monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))
     path = ex.export_predictions([main, lm], data)
     saved = json.loads(path.read_text())
     assert len(saved["systems"]["tiny-bert"]["en-test"]) == 10 and len(saved["systems"][lm.name]["en-test"]) == 6
-
-
-def test_ablation_items_blank_only_the_question():
-    item = MCItem("x", "P", "Q", ("a", "b"), 0)
-    assert ex.ablation_items([item], "no question")[0].question == ""
-    assert ex.ablation_items([item], "no paragraph")[0] == item
 
 
 def test_published_numbers():
@@ -183,11 +177,25 @@ def test_published_numbers():
 def test_paired_difference_and_direction(data):
     x = np.array([1, 1, 1, 1, np.nan, 0])
     y = np.array([0, 0, 0, 0, 1, 0])
-    ci = ex.paired_difference(x, y)
+    ci = paired_difference(x, y)
     assert ci.estimate == pytest.approx(80.0) and ci.low > 0  # the NaN item is left out
-    assert ex.direction(ci) is True and ex.direction(ex.paired_difference(y[:4], x[:4])) is False
-    assert ex.direction(ex.paired_difference(np.array([1.0, 0.0]), np.array([0.0, 1.0]))) is None
+    assert direction(ci) is True and direction(paired_difference(y[:4], x[:4])) is False
+    assert direction(paired_difference(np.array([1.0, 0.0]), np.array([0.0, 1.0]))) is None
     bm = ex.best_match(data.splits["en-test"])
     half = ex.Predictions("h", "t", "—", {"en-test": np.array([bm, np.where(np.arange(10) < 5, bm, -1)])})
     over = ex.per_item_overlap(half, data)
     assert np.isnan(over[5:]).all() and (over[:5] == 1).all()
+
+
+def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
+    monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))
+    res = ex.run(ex.Config.load("smoke"), runtime.setup(device="cpu", threads=1), profile="smoke")
+    assert {"logiqa_splits", "logiqa_table2", "logiqa_figure2", "logiqa_wm_grid", "logiqa_table3", "logiqa_figure3",
+            "logiqa_table4", "logiqa_table5", "logiqa_table6", "logiqa_table7_logiqa", "logiqa_table7_all_keyword",
+            "logiqa_consistency"} <= set(res.tables)
+    assert res.facts["logiqa_n_test"] == 10 and res.facts["logiqa_model"] == "tiny-bert"
+    assert res.facts["logiqa_sizes_text"].startswith("This smoke run")
+    assert res.facts["logiqa_source_n"] == 8 and len(res.systems.transfer) == 3
+    assert [c.id for c in res.claims.claims] == [s.id for s in papers.claims("logiqa")]
+    saved = json.loads((tmp_path / ex.EXPORT_FILE).read_text())
+    assert set(saved["systems"]) == {s.name for s in res.systems.everything}

@@ -85,7 +85,7 @@ def test_attentive_reader_solves_the_toy_task():
 def test_cached_run_is_reused(isolated_cache):
     cfg = ReaderConfig(model="sar", epochs=1, seed=0, **SMALL)
     first = train_reader_cached(cfg, TRAIN, DEV, {"dev": DEV})
-    assert any(isolated_cache.rglob("*.pkl"))
+    assert any(isolated_cache.rglob("*.npz"))
     torch.manual_seed(123)  # a cached result does not depend on the global RNG
     second = train_reader_cached(cfg, TRAIN, DEV, {"dev": DEV})
     np.testing.assert_array_equal(first.logits["dev"], second.logits["dev"])

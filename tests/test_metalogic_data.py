@@ -78,7 +78,7 @@ MALFORMED_CASES = {
     "unreadable_step": "is not 'sentA -> sentB'",
     "degree_out_of_range": "degree_label 7",
     "context_mismatch": "do not join into meta_info context + option",
-    "duplicate_id": "duplicate id_string (first on line 1)",
+    "duplicate_id": "duplicate id_string 'train_9101' (first at line 1)",
 }
 
 
@@ -232,3 +232,37 @@ def test_table4_definitions(graphs):
     assert stats["multi_step"] == 2  # train_1300 (support chain) and train_9004 (rebut into a support step)
     assert stats["multi_premise"] == 4  # a node with two incoming support steps
     assert stats["form"] == 10 and stats["avg_binary"] == 10 / 6  # one triple per formula-bearing node
+
+
+def _metalogic_copy(tmp_path, edit):
+    import json
+    rows = [json.loads(x) for x in (DATA / "metalogic_dev.json").read_text().splitlines() if x.strip()]
+    edit(rows)
+    path = tmp_path / "metalogic_dev.json"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _first_node(rows):
+    return next(iter(rows[0]["sent_dict"].values()))["inner_info"]
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda rows: _first_node(rows).update(global_operators=["[BOX]"]), "contradicts global_operators ['[BOX]']"),
+    (lambda rows: _first_node(rows).update(degree_label=True), "inner_info.degree_label missing or not a int"),
+    (lambda rows: rows[0]["gold_item"].update(proof_str="sent9 -> sent1; "), "gold_item.proof_str differs from proof"),
+    (lambda rows: rows[0]["gold_item"]["degree_str_dict"].update(
+        {next(iter(rows[0]["sent_dict"])): "impossible"}), "gold_item.degree_str_dict says 'impossible'"),
+    (lambda rows: _first_node(rows)["formula_triples"].append([[], ["v1"], "[I-CONJUNCTION]", [], "v1"]),
+     "the variables and the relation must be strings"),
+])
+def test_redundant_fields_must_agree(tmp_path, edit, problem):
+    path = _metalogic_copy(tmp_path, edit)
+    with pytest.raises(DataFormatError) as e:
+        ml.load_metagraphs(path)
+    assert str(e.value).startswith(f"{path}:1 (item ") and problem in str(e.value), str(e.value)
+
+
+def test_empty_file_is_refused(tmp_path):
+    with pytest.raises(DataFormatError, match="metalogic_dev.json: the file has no metagraphs"):
+        ml.load_metagraphs(_metalogic_copy(tmp_path, lambda rows: rows.clear()))

@@ -138,3 +138,10 @@ def test_cross_fit_never_trains_on_the_item_it_predicts():
     assert sorted(seen) == sorted(it.id for it in items)
     assert scores.max(axis=1).tolist() == [i + 1 for i in range(10)]
     assert bias.correct(scores, items).all()
+
+
+def test_kfold_is_scikit_learns():
+    from sklearn.model_selection import KFold
+
+    expected = [held.tolist() for _, held in KFold(4, shuffle=True, random_state=7).split(range(23))]
+    assert [f.tolist() for f in bias.kfold(23, 4, seed=7)] == expected

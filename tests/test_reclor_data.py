@@ -50,15 +50,66 @@ def test_bad_labels_are_refused(value, tmp_path):
         reclor.parse_label(value, tmp_path / "x.json", item="val_3")
 
 
-def test_jsonl_with_string_and_missing_labels(tmp_path):
-    path = tmp_path / "val.jsonl"
-    rows = [{"context": "c", "question": "q", "answers": list("abcd"), "label": "C", "id_string": "val_0"},
-            {"context": "c", "question": "q", "answers": list("abcd"), "id_string": "val_1",
-             "question_type": "Weaken"}]
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    items = reclor.read_split_file(path)
-    assert [it.label for it in items] == [2, None]  # a missing label is never read as option 0
+def test_jsonl_with_string_labels_and_type_names(tmp_path):
+    rows = [{**ROW, "label": "C", "id_string": "val_0", "question_type": 3},
+            {**ROW, "label": " 1 ", "id_string": "val_1", "question_type": "Weaken"}]
+    items = reclor.read_split_file(_write_jsonl(tmp_path / "val.jsonl", rows))
+    assert [it.label for it in items] == [2, 1]
     assert items[1].meta == {"question_type": "Weaken", "line": 2}
+
+
+def _write_jsonl(path, rows):
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+ROW = {"context": "c", "question": "q", "answers": list("abcd")}
+
+
+@pytest.mark.parametrize("label, problem", [
+    (None, "missing label (this split is labelled)"),
+    (True, "label True is neither an option index"),
+    (1.0, "label 1.0 is neither an option index"),
+    (4, "label 4 is outside the 4 options"),
+    ([1], "label [1] is neither an option index"),
+])
+def test_labelled_split_refuses_an_item_without_a_valid_label(tmp_path, label, problem):
+    second = {**ROW, "id_string": "val_1"} if label is None else {**ROW, "id_string": "val_1", "label": label}
+    path = _write_jsonl(tmp_path / "val.jsonl", [{**ROW, "id_string": "val_0", "label": 0}, second])
+    with pytest.raises(DataFormatError) as e:
+        reclor.read_split_file(path)
+    assert str(e.value).startswith(f"{path}:2 (item val_1): {problem}"), str(e.value)
+
+
+def test_deleting_a_label_from_val_json_is_refused(tmp_path, monkeypatch):
+    shutil.copytree(DATA / "reclor", tmp_path / "reclor")
+    val = tmp_path / "reclor" / "val.json"
+    rows = json.loads(val.read_text())
+    del rows[3]["label"]
+    val.write_text(json.dumps(rows))
+    monkeypatch.setenv("RCSTUDY_DATA", str(tmp_path))
+    with pytest.raises(DataFormatError, match=rf"val.json \(item {rows[3]['id_string']}\): missing label"):
+        reclor.load_split("val")
+
+
+def test_test_split_labels_and_types_are_all_or_none(tmp_path):
+    path = tmp_path / "test.jsonl"
+    rows = [{**ROW, "id_string": f"test_{k}", "question_type": 2} for k in range(3)]
+    assert [it.label for it in reclor.read_split_file(_write_jsonl(path, rows))] == [None] * 3
+    rows[1]["label"] = 2  # one label among hidden ones
+    with pytest.raises(DataFormatError, match=r"test.jsonl:2 \(item test_1\): field 'label' is given here"):
+        reclor.read_split_file(_write_jsonl(path, rows))
+    del rows[1]["label"], rows[2]["question_type"]  # one type missing among given ones
+    with pytest.raises(DataFormatError, match=r"test.jsonl:3 \(item test_2\): field 'question_type' is missing"):
+        reclor.read_split_file(_write_jsonl(path, rows))
+
+
+@pytest.mark.parametrize("content", ["[]", "", "\n\n"])
+def test_empty_split_file_is_refused(tmp_path, content):
+    path = tmp_path / "train.json"
+    path.write_text(content)
+    with pytest.raises(DataFormatError, match="train.json: the file has no items"):
+        reclor.read_split_file(path)
 
 
 @pytest.mark.parametrize("name, where, problem", [
@@ -91,10 +142,14 @@ def test_side_files_supply_test_labels_and_types(tmp_path, fixture_data):
     labels = tmp_path / "test_labels.json"
     labels.write_text(json.dumps({"test_0": "A", "test_3": 2}))
     types = tmp_path / "test_types.json"
-    types.write_text(json.dumps({"test_1": "Role"}))
+    own = json.loads((DATA / "reclor" / "test.json").read_text())[1]["question_type"]
+    types.write_text(json.dumps({"test_1": own}))  # a side file may repeat the item's own type
     test = reclor.load_split("test", labels_file=labels, types_file=types)
     assert [it.label for it in test[:4]] == [0, None, None, 2]
-    assert test[1].meta["question_type"] != "Role"  # the item's own type wins over a side file
+    assert test[1].meta["question_type"] == reclor.QUESTION_TYPES[own] != "Role"
+    types.write_text(json.dumps({"test_1": "Role"}))  # but not contradict it
+    with pytest.raises(DataFormatError, match=r"test.json \(item test_1\): question_type '.*' contradicts 'Role'"):
+        reclor.load_split("test", types_file=types)
     bad = tmp_path / "bad_labels.json"
     bad.write_text(json.dumps({"test_5": 7}))
     with pytest.raises(DataFormatError, match=r"bad_labels.json \(item test_5\): label 7"):

@@ -115,7 +115,7 @@ def test_deduplicate_prefers_fuller_sources():
 @pytest.mark.parametrize("name, where, problem", [
     ("superglue_bad_json.jsonl", ":2:", "invalid JSON"),
     ("superglue_entity_outside.jsonl", ":2 (item 2)", "outside the passage"),
-    ("superglue_no_placeholder.jsonl", ":2 (item 20)", f"no {PLACEHOLDER}"),
+    ("superglue_no_placeholder.jsonl", ":2 (item 30)", f"no {PLACEHOLDER}"),
     ("official_missing_qas.json", " (item p1)", "missing field 'qas'"),
     ("clues_no_template.jsonl", ":2 (item ReCoRD_12_1)", "CLUES template"),
     ("explorer_no_gold.json", " (item ee55-ff66-0)", "correct-answer"),
@@ -126,3 +126,51 @@ def test_malformed_input_names_file_line_and_problem(name, where, problem):
     message = str(err.value)
     assert message.startswith(str(BAD / name) + where), message
     assert problem in message
+
+
+def _jsonl_copy(tmp_path, source, edit):
+    rows = [json.loads(x) for x in source.read_text().splitlines() if x.strip()]
+    edit(rows)
+    path = tmp_path / source.name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _shift_answer(a):
+    a["text"] = a["text"][1:] + "x"
+
+
+@pytest.mark.parametrize("edit, where, problem", [
+    (lambda rows: _shift_answer(rows[0]["qas"][0]["answers"][0]), ":1", "answer 0: text"),
+    (lambda rows: rows[0].pop("source"), ":1", "missing field 'source'"),
+    (lambda rows: rows[0]["qas"][0].__setitem__("answers", []), ":1", "no answer (this file is labelled)"),
+    (lambda rows: rows[0].__setitem__("idx", True), ":1", "field 'idx' should be int, got bool"),
+    (lambda rows: rows.insert(1, rows[0]), ":2", "duplicate query idx"),
+    (lambda rows: rows.clear(), "", "the file has no queries"),
+])
+def test_superglue_lines_must_be_consistent(tmp_path, edit, where, problem):
+    path = _jsonl_copy(tmp_path, REC / "fewglue" / "train.jsonl", edit)
+    with pytest.raises(DataFormatError) as e:
+        load_superglue(path)
+    assert str(e.value).startswith(f"{path}{where}") and problem in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda rows: _shift_answer(rows[0]["answer"][0]), "differs from the passage text"),
+    (lambda rows: rows[0].__setitem__("is_impossible", True), "is_impossible is true"),
+    (lambda rows: rows.insert(1, rows[0]), "duplicate id"),
+])
+def test_clues_lines_must_be_consistent(tmp_path, edit, problem):
+    path = _jsonl_copy(tmp_path, REC / "clues" / "record_test.jsonl", edit)
+    with pytest.raises(DataFormatError) as e:
+        load_clues(path)
+    assert str(e.value).startswith(f"{path}:") and problem in str(e.value), str(e.value)
+
+
+def test_official_answer_text_must_match_its_span(tmp_path):
+    doc = json.loads((REC / "official" / "dev.json").read_text())
+    _shift_answer(doc["data"][0]["qas"][0]["answers"][0])
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(DataFormatError, match=rf"dev.json \(item {doc['data'][0]['qas'][0]['id']}\): answer 0: text"):
+        load_official(path)

@@ -5,10 +5,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rcstudy import runtime
+from rcstudy import exports, runtime
+from rcstudy.baselines.asreader import ASReaderConfig
+from rcstudy.config import as_dict
 from rcstudy.data.record import load_record
 from rcstudy.data.records import ClozeQuery, Entity
 from rcstudy.experiments import record as ex
+from rcstudy.prompts.record import cloze_items
 
 REC = Path(__file__).parent / "fixtures" / "data" / "record"
 
@@ -72,12 +75,12 @@ def test_construction_checks_on_fixtures(data):
 
 def test_cloze_items_keep_the_gold_when_subsampling():
     q = make_query("q", [f"E{k}" for k in range(8)], ["E5"])
-    full = ex.cloze_items([q], fill=True)[0]
+    full = cloze_items([q], fill=True)[0]
     assert full.options[5] == "Fans cheered E5 again." and full.label == 5 and full.question == ""
-    small = ex.cloze_items([q], fill=True, max_options=3, seed=1)[0]
+    small = cloze_items([q], fill=True, max_options=3, seed=1)[0]
     assert len(small.options) == 3 and small.options[small.label] == "Fans cheered E5 again."
-    assert ex.cloze_items([q], fill=False)[0].options == tuple(q.candidates)
-    none = ex.cloze_items([make_query("n", ["A", "B"], ["C"])], fill=True)[0]
+    assert cloze_items([q], fill=False)[0].options == tuple(q.candidates)
+    none = cloze_items([make_query("n", ["A", "B"], ["C"])], fill=True)[0]
     assert none.label is None
 
 
@@ -92,22 +95,22 @@ def test_lm_result_scorings(data):
 
 
 def test_asreader_learns_and_is_deterministic(data, isolated_cache, monkeypatch, tmp_path):
-    cfg = ex.ASReaderConfig(emb=16, hidden=16, vocab_size=500, epochs=40, lr=5e-3, batch_size=2)
-    res, _, losses = ex.asreader(cfg, data.train, data.eval, [0])
+    cfg = ASReaderConfig(emb=16, hidden=16, vocab_size=500, epochs=40, lr=5e-3, batch_size=2)
+    res, _, losses = ex.asreader_result(cfg, data.train, data.eval, [0])
     curve = np.asarray(losses[0])
     assert curve[-3:].mean() < curve[:3].mean()
     monkeypatch.setenv("RCSTUDY_CACHE", str(tmp_path / "other"))
-    again, _, _ = ex.asreader(cfg, data.train, data.eval, [0])
+    again, _, _ = ex.asreader_result(cfg, data.train, data.eval, [0])
     np.testing.assert_array_equal(res.f1, again.f1)
     assert res.predictions == again.predictions
 
 
 def test_encoder_ranker_runs_and_repeats(data, rt, isolated_cache, monkeypatch, tmp_path):
-    cfg = ex.RankerConfig(model="tiny-bert", fields="QA", max_length=48, epochs=1, batch_size=2, train_options=3)
-    mean, per_seed, losses = ex.encoder_ranker(cfg, data.train, data.eval, [0], rt)
+    cfg = ex.RankerConfig(fields="QA", max_length=48, epochs=1, batch_size=2, train_options=3)
+    mean, per_seed, losses = ex.encoder_ranker(cfg, "tiny-bert", data.train, data.eval, [0], rt)
     assert len(mean.ids) == len(data.eval) and len(losses[0]) > 0
     monkeypatch.setenv("RCSTUDY_CACHE", str(tmp_path / "other"))
-    again, _, _ = ex.encoder_ranker(cfg, data.train, data.eval, [0], rt)
+    again, _, _ = ex.encoder_ranker(cfg, "tiny-bert", data.train, data.eval, [0], rt)
     assert mean.predictions == again.predictions
 
 
@@ -115,13 +118,51 @@ def test_paired_difference_and_subset():
     qs = [make_query(str(k), ["Ann", "Bob"], ["Ann"]) for k in range(20)]
     first = ex.first_entity(qs)
     rand = ex.random_guess(qs, "unique")
-    diff = ex.paired_difference(first, rand)
+    diff = ex.f1_difference(first, rand)
     assert diff.estimate == pytest.approx(50.0) and diff.low == diff.high == pytest.approx(50.0)
-    assert ex.paired_difference(first, rand.subset([q.id for q in qs[:5]])).estimate == pytest.approx(50.0)
+    assert ex.f1_difference(first, rand.subset([q.id for q in qs[:5]])).estimate == pytest.approx(50.0)
+    a, b = ex.aligned(first, rand.subset([q.id for q in qs[5:0:-1]]))
+    assert a.ids == b.ids == tuple(q.id for q in qs[1:6])  # the first result's order
 
 
-def test_export_predictions(tmp_path):
+def test_export_predictions_one_file_per_row(tmp_path, monkeypatch):
+    monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))
     qs = [make_query("q1", ["Ann", "Bob"], ["Ann"])]
-    path = ex.export_predictions(ex.first_entity(qs), tmp_path)
-    assert path.name == "preds_first_entity.json" and path.read_text().count("q1") == 1
-    assert ex.export_predictions(ex.random_guess(qs), tmp_path) is None
+    other = ex.MethodResult("first entity", ("q1",), np.ones(1), np.ones(1), {"q1": "Bob"})
+    paths = ex.export_predictions({"First entity": ex.first_entity(qs), "Random Guess": ex.random_guess(qs),
+                                   "DocQA w/o ELMo": other, "DocQA w/ ELMo": other})
+    assert [p.name for p in paths] == ["preds_first_entity.json", "preds_docqa_w_o_elmo.json",
+                                       "preds_docqa_w_elmo.json"]  # rows of one method do not overwrite each other
+    assert paths[0] == exports.path("record/preds_first_entity.json") and paths[0].read_text().count("q1") == 1
+
+
+def test_config_defaults_are_the_quick_profile_and_map_onto_the_engines():
+    assert ex.Config.load("quick") == ex.Config()
+    full = ex.Config.load("full")
+    mc = full.ranker.mc_config(full.model, seed=2)
+    assert (mc.model, mc.fields, mc.max_length, mc.grad_accum, mc.seed) == ("roberta-base", "CQA", 384, 4, 2)
+    assert full.docqa.engine(elmo=False).features is None
+    elmo = full.docqa.engine(elmo=True)
+    assert (elmo.features, elmo.feature_layers, elmo.emb, elmo.vocab_size) == ("bert-large-cased", None, 300, 50000)
+    assert ex.Config().docqa.engine(elmo=True).feature_layers == (2, 4, 6)
+    assert full.extractor.engine(full.model).model == "roberta-base"
+    smoke = ex.Config.load("smoke", {"ranker.epochs": 3, "lm": {"scoring": "mean"}})
+    assert (smoke.ranker.epochs, smoke.lm.scoring, smoke.lm.model) == (3, "mean", "tiny-llama")
+    assert as_dict(ex.Config())["sizes"] == {"train": None, "lm_eval": 32, "span_eval": 80, "seed": 0}
+
+
+def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
+    monkeypatch.setenv("RCSTUDY_DATA", str(Path(__file__).parent / "fixtures" / "data"))
+    monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path / "exports"))
+    res = ex.run(ex.Config.load("smoke"), runtime.setup("cpu", threads=1))
+    assert set(res.tables) == {"record_sources", "record_table1", "record_checks", "record_metric_cases",
+                               "record_table4"}
+    assert len(res.table4) == 12 and set(res.table4.index) <= set(res.tables["record_table4"].index)
+    for name in ("record_n_eval", "record_best_name", "record_lm_f1", "record_span_train_n", "record_gap_words",
+                 "record_elmo_layers", "record_pct_trigram", "record_paper_total"):
+        assert name in res.facts
+    assert res.facts["record_n_eval"] == len(res.lengths[res.lengths["set"] == "evaluation"])
+    assert [c.id for c in res.claims.claims] == [s.id for s in res.claims.specs.values()]
+    assert all(c.evidence for c in res.claims.claims)
+    assert set(res.curves) and all(len(lines) for panel in res.curves.values() for lines in panel.values())
+    assert (tmp_path / "exports" / "record" / "preds_lm.json").is_file()

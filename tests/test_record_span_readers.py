@@ -10,6 +10,7 @@ from rcstudy.baselines import span_readers as sr
 from rcstudy.data.record import load_record
 from rcstudy.data.records import ClozeQuery, Entity
 from rcstudy.experiments import record as ex
+from rcstudy.prompts.record import span_examples
 
 REC = Path(__file__).parent / "fixtures" / "data" / "record"
 
@@ -93,7 +94,7 @@ def test_record_span_examples_mark_gold_mentions():
     passage = "Diego Forlan scored. Forlan left Madrid."
     ents = (Entity(0, 12, "Diego Forlan"), Entity(21, 27, "Forlan"), Entity(33, 39, "Madrid"))
     q = ClozeQuery("q", passage, "Fans cheered @placeholder .", ents, ("Forlan",))
-    (e,) = ex.span_examples([q], "X")
+    (e,) = span_examples([q], "X")
     assert e.question == "Fans cheered X ." and e.gold == ((21, 27),) and len(e.mentions) == 3
 
 

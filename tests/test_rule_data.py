@@ -185,3 +185,40 @@ def test_compare_with_reclor(data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert int(table["found"].sum()) == 2
+
+
+def _rule_copy(tmp_path, name, edit):
+    import json
+    folder = tmp_path / "rule"
+    shutil.copytree(GOOD, folder)
+    rows = [json.loads(x) for x in (folder / name).read_text().splitlines() if x.strip()]
+    edit(rows)
+    (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+@pytest.mark.parametrize("name, edit, line, problem", [
+    ("mainq.jsonl", lambda rows: rows[0].pop("answer3"), 1, "expected 4 option strings, got 3 options"),
+    ("mainq.jsonl", lambda rows: rows[0].__setitem__("label", False), 1, "field 'label' should be int, got bool"),
+    ("subq_split_1.jsonl", lambda rows: rows[0].__setitem__("id", "train_2_sub1"), 1, "the id names main question"),
+    ("subq_split_1.jsonl", lambda rows: rows[0]["main_question"].__setitem__("question", "Why?"), 1,
+     "main_question.question differs"),
+    ("subq_split_1.jsonl", lambda rows: rows[0]["main_question"].__setitem__("context", "Other."), 1,
+     "main_question.context differs"),
+    ("subq_split_1.jsonl", lambda rows: rows.clear(), None, "the file has no subquestions"),
+])
+def test_subquestions_must_agree_with_their_main_question(tmp_path, name, edit, line, problem):
+    folder = _rule_copy(tmp_path, name, edit)
+    with pytest.raises(DataFormatError) as err:
+        load_rule(folder)
+    assert err.value.path == folder / name and err.value.line == line and problem in str(err.value), str(err.value)
+
+
+def test_html_entities_in_the_quoted_main_question_are_the_release_s_variant(tmp_path, data):
+    def escape(rows):
+        rows[0]["main_question"]["question"] = rows[0]["main_question"]["question"].replace("?", "&#63;")
+    folder = _rule_copy(tmp_path, "subq_split_1.jsonl", escape)
+    subs = load_rule(folder).subs
+    assert [(s.id, s.label, s.meta["main_option"]) for s in subs] == [(s.id, s.label, s.meta["main_option"])
+                                                                       for s in data.subs]
+    assert "&#63;" in subs[0].meta["main_question"]  # kept as stored

@@ -27,7 +27,7 @@ d. **book** (optional, ``--stages book``): the wall time of building the book in
 Results go to ``<out>/<device>.json`` and, as a markdown table, ``<out>/<device>.md``
 (``<out>`` defaults to ``benchmarks/results``); the book's appendix page shows them. Every size
 is a parameter: presets ``cpu``, ``gpu`` and ``tiny`` (seconds, for the tests), refined with
-``--set key=value``.
+``-p name=value``.
 
 Heavy libraries are imported inside the stages, so ``--help`` and reading results stay fast.
 """
@@ -491,7 +491,7 @@ def stage_book(cfg: BenchConfig) -> dict:
         raise RuntimeError(
             f"no cold {profile}-profile timings in {book_root() / 'book' / 'timings.json'}: build the book "
             f"once from an empty cache (`make book PROFILE={profile}`) so that the cold time is recorded, "
-            f"or pass --set book_cold=true to measure a cold build here (about an hour on 2 cores)")
+            f"or pass -p book_cold=true to measure a cold build here (about an hour on 2 cores)")
     with tempfile.TemporaryDirectory(prefix="rcstudy-bench-book-") as tmp:
         env = dict(os.environ)
         result = {"profile": profile}
@@ -645,7 +645,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                              "default: gpu when CUDA is available, else cpu")
     parser.add_argument("--stages", default=",".join(DEFAULT_STAGES),
                         help=f"comma-separated, from {', '.join(STAGES)} (default: %(default)s)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+    parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", dest="settings",
                         help="override one setting of the preset, e.g. train_steps=20; repeatable")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="folder for <device>.json and <device>.md")

@@ -154,11 +154,13 @@ class EasyHard:
 
 
 def kfold(n: int, k: int, seed: int) -> list[np.ndarray]:
-    """``k`` disjoint index folds covering ``range(n)`` (random, sizes differ by at most one)."""
+    """``k`` disjoint index folds covering ``range(n)``: scikit-learn's shuffled ``KFold`` (seeded;
+    sizes differ by at most one), each fold's held-out positions sorted."""
+    from sklearn.model_selection import KFold
+
     if not 2 <= k <= n:
         raise ValueError(f"need 2 <= k <= n, got k={k}, n={n}")
-    order = np.random.default_rng(seed).permutation(n)
-    return [np.sort(f) for f in np.array_split(order, k)]
+    return [np.sort(held) for _, held in KFold(n_splits=k, shuffle=True, random_state=seed).split(np.arange(n))]
 
 
 def cross_fit(items: Sequence[MCItem], folds: Sequence[np.ndarray],

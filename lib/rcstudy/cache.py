@@ -3,9 +3,21 @@
 The code part of a key is a fingerprint of the source of every module of the library that the
 module calling :func:`cached` imports, directly or through others (:func:`module_closure`): a
 change to an engine invalidates exactly the entries computed through it, and a change to an
-unrelated module invalidates none. Every write is atomic (temporary file in the same folder, then ``os.replace``), so an
-interrupted run never leaves a half-written entry: the next run recomputes only what is missing.
-``rcstudy run --refresh`` (``RCSTUDY_REFRESH=1``) ignores existing entries and overwrites them.
+unrelated module invalidates none.
+
+Entries are typed files that cannot run code when read (:mod:`rcstudy.serialize`): a result is
+stored as NumPy arrays plus a JSON description of its structure (``<key>.npz``), trained weights
+as safetensors (:func:`save_weights`, :func:`load_weights`), so a cache can be shared between
+processes, users and machines. A value the format cannot hold is refused with a ``TypeError``
+when it is written. An entry that does not decode (truncated, corrupt, written by something
+else, a pickle left by an older version) is never used: a :class:`CacheWarning` names it and
+the result is computed again and overwrites it.
+
+Every write is atomic (temporary file in the same folder, then ``os.replace``): a reader sees
+the old file or the new one, never half of one, so an interrupted run never leaves a
+half-written entry, and processes that compute the same entry at once each write a complete
+one (the last replaces the others; they hold the same result). ``rcstudy run --refresh``
+(``RCSTUDY_REFRESH=1``) ignores existing entries and overwrites them.
 """
 
 from __future__ import annotations
@@ -15,11 +27,12 @@ import hashlib
 import inspect
 import json
 import os
-import pickle
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
+from . import serialize
 from .settings import cache_dir, data_dir, refresh_requested
 
 T = TypeVar("T")
@@ -175,7 +188,63 @@ def cache_key(name: str, params: dict, data_files: Iterable[Path] = (), code: Se
 
 
 def entry_path(name: str, key: dict) -> Path:
-    return cache_dir() / "results" / name / f"{fingerprint(key)}.pkl"
+    return cache_dir() / "results" / name / f"{fingerprint(key)}.npz"
+
+
+class CacheWarning(UserWarning):
+    """An unreadable cache entry, which is recomputed (or retrained) and overwritten."""
+
+
+def warn_unreadable(path: Path, reason: str, stacklevel: int = 2) -> None:
+    """Say that the entry at ``path`` is not used, and why; the caller recomputes and overwrites it."""
+    warnings.warn(f"cache entry {path} is unreadable ({reason}): recomputing", CacheWarning, stacklevel=stacklevel + 1)
+
+
+#: What :func:`read_entry` returns for an absent or unreadable entry.
+MISSING = object()
+
+
+def _read(path: Path, loads: Callable[[Path], Any], legacy_suffix: str) -> Any:
+    """The value of the entry at ``path``; ``MISSING`` if there is none or it is unreadable (warned,
+    as is a pickled file an older version left in its place)."""
+    legacy = path.with_suffix(legacy_suffix)
+    if not path.exists():
+        if legacy.exists():
+            warn_unreadable(legacy, "pickled files of older versions are never loaded", 4)
+        return MISSING
+    try:
+        return loads(path)
+    except serialize.DecodeError as e:
+        warn_unreadable(path, str(e), 4)
+    except OSError as e:  # vanished or unreadable between the check and the read
+        warn_unreadable(path, f"{type(e).__name__}: {e}", 4)
+    return MISSING
+
+
+def read_entry(path: Path) -> Any:
+    """A result entry's value, or :data:`MISSING` (absent, or unreadable: warned)."""
+    return _read(Path(path), serialize.loads, ".pkl")
+
+
+def write_entry(path: Path, value: Any, entry: str = "") -> None:
+    """Store ``value`` at ``path`` atomically (``TypeError`` naming ``entry`` if the format cannot hold it)."""
+    path = Path(path)
+    atomic_write_bytes(path, serialize.dumps(value, entry or path.parent.name))
+    path.with_suffix(".pkl").unlink(missing_ok=True)  # the older version's entry, now replaced
+
+
+def load_weights(path: Path) -> Any | None:
+    """The state saved by :func:`save_weights` (tensors on the CPU), or None if there is none or
+    it is unreadable (warned: the caller trains again and overwrites it)."""
+    value = _read(Path(path), serialize.loads_tensors, ".pt")
+    return None if value is MISSING else value
+
+
+def save_weights(path: Path, state: Any, entry: str = "") -> None:
+    """Store a state (dicts of tensors, optimiser states, losses, flags) atomically as safetensors."""
+    path = Path(path)
+    atomic_write_bytes(path, serialize.dumps_tensors(state, entry or path.parent.name))
+    path.with_suffix(".pt").unlink(missing_ok=True)  # the older version's pickled checkpoint
 
 
 def cached(name: str, params: dict, compute: Callable[[], T], *, data_files: Iterable[Path] = (),
@@ -185,17 +254,17 @@ def cached(name: str, params: dict, compute: Callable[[], T], *, data_files: Ite
     ``name`` groups entries (a folder per name); ``params`` must contain everything else the
     result depends on (model name, seed, sizes, ...). ``code`` names the modules whose source
     the result depends on; by default the module that calls ``cached`` (with all it imports).
-    Results are pickled.
+    Results are stored in the typed format of :mod:`rcstudy.serialize` (a ``TypeError`` names
+    the entry if the result holds anything else); an unreadable entry is recomputed with a
+    :class:`CacheWarning`.
     """
     key = cache_key(name, params, data_files, code or _calling_module(1))
     path = entry_path(name, key)
-    if path.exists() and not refresh_requested():
-        try:
-            with open(path, "rb") as f:
-                return pickle.load(f)
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            pass  # an entry written by an incompatible version: recompute and overwrite
+    if not refresh_requested():
+        result = read_entry(path)
+        if result is not MISSING:
+            return result
     result = compute()
-    atomic_write_bytes(path, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    write_entry(path, result, name)
     atomic_write_bytes(path.with_suffix(".json"), json.dumps(key, indent=1, default=str).encode())
     return result

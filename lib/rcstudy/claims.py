@@ -161,6 +161,38 @@ class Below(Rule):
         return f"the 95% interval of {self.value} lies below {self.threshold:g} (no verdict if it contains it)"
 
 
+def _bounds(value: Any) -> tuple[float, float]:
+    """An interval's bounds; a point value is a zero-width interval."""
+    if isinstance(value, Interval):
+        return value.low, value.high
+    return point(value), point(value)
+
+
+@dataclass(frozen=True)
+class Higher(Rule):
+    """The interval ``left`` lies above the interval ``right``: holds when its lower end is above
+    the other's upper end, does not when its upper end is below the other's lower end, and gives
+    no verdict when the two overlap. A mapping on the right must be cleared entry by entry (one
+    entry above ``left`` is enough for "does not hold"); a point value is a zero-width interval."""
+
+    left: Ref
+    right: Ref
+
+    def __call__(self, evidence):
+        left, right = resolve(self.left, evidence), resolve(self.right, evidence)
+        if left is None:
+            return None
+        low, high = _bounds(left)
+
+        def decide(other):
+            other_low, other_high = _bounds(other)
+            return True if low > other_high else False if high < other_low else None
+        return _each(right, decide)
+
+    def describe(self):
+        return f"the 95% interval of {self.left} lies above that of {self.right} (no verdict if they overlap)"
+
+
 @dataclass(frozen=True)
 class AllOf(Rule):
     """Every rule holds (:func:`combine`)."""
@@ -200,6 +232,24 @@ class Not(Rule):
 
     def describe(self):
         return f"not ({self.rule.describe()})"
+
+
+@dataclass(frozen=True)
+class IfGiven(Rule):
+    """``rule`` where the evidence gives ``ref`` (not None); holds where it does not. For a check
+    against a reference point of ours that the paper does not publish (an empty prediction's
+    score): the paper's own evidence then carries no such value, and the check does not apply."""
+
+    ref: str
+    rule: Rule
+
+    def __call__(self, evidence):
+        if evidence.get(self.ref.partition(".")[0]) is None:
+            return True
+        return self.rule(evidence)
+
+    def describe(self):
+        return f"{self.rule.describe()} (where {self.ref} is given)"
 
 
 @dataclass(frozen=True)

@@ -46,9 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     add_run_options(build)
     build.add_argument("--no-run", action="store_true", help="only render what is already published")
     check = sub.add_parser("check", formatter_class=formatter,
-                           help="validate the chapters' parameters without running anything")
+                           help="check everything a run needs (parameters, models, data) without running anything")
     check.add_argument("chapters", nargs="*", help="chapter names (default: every chapter)")
     add_profile_options(check)
+    check.add_argument("--online", action="store_true", help="Hub models need not be in the local cache")
     params = sub.add_parser("params", formatter_class=formatter,
                             help="list a chapter's parameters: name, type, value in the profile, description")
     params.add_argument("chapter")
@@ -76,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
             overrides = run.parse_overrides(args.param)
         except ConfigError as e:
             return error(str(e))
-        _, problems = run.preflight(chapters, args.profile, overrides)
+        # `run` and `build` check the models and data themselves, right before the first chapter
+        _, problems = run.preflight(chapters, args.profile, overrides, online=args.online,
+                                    deep=args.command == "check")
         for p in problems:
             print(f"✗ {p}", file=sys.stderr)
         if problems:

@@ -35,6 +35,8 @@ PROFILES = ("smoke", "quick", "full")
 DEFAULT_PROFILE = "quick"
 #: Keys of a profile file and notebook parameters that say how to run, not what to compute.
 RUN_KEYS = ("profile", "data")
+#: Set by the runner for its kernels: the models and data were checked before the first cell.
+CHECKED_ENV = "RCSTUDY_PREFLIGHT_DONE"
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -305,6 +307,8 @@ class ChapterConfig:
     """Base of every chapter's ``Config``: how to load one for a profile and overrides."""
 
     chapter: ClassVar[str] = ""
+    #: The datasets the chapter reads (``rcstudy.data.registry`` names): checked before a run.
+    datasets: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def load(cls, profile: str = DEFAULT_PROFILE, overrides: Mapping[str, Any] | None = None, *,
@@ -323,10 +327,12 @@ class ChapterConfig:
         name is caught here. Parameters left at ``None`` keep the profile's value. ``data``
         sets the data directory for this kernel.
         """
-        ipython = {"In", "Out", "get_ipython", "exit", "quit", "open"}
+        # Parameters are data (what papermill can inject); imported names (modules, classes,
+        # functions, typing forms such as the parameters cell's Optional) are not.
+        ipython = {"In", "Out"}
         given = {k: v for k, v in namespace.items()
-                 if not k.startswith("_") and k not in ipython and not isinstance(v, types.ModuleType)
-                 and not (isinstance(v, type) and issubclass(v, ChapterConfig))}
+                 if not k.startswith("_") and k not in ipython
+                 and isinstance(v, (str, int, float, bool, type(None), list, tuple, dict))}
         for name in given:
             if name not in RUN_KEYS and name not in {f.name for f in fields(cls)}:
                 raise unknown_name(name, cls)
@@ -334,7 +340,15 @@ class ChapterConfig:
         if data is not None:
             os.environ["RCSTUDY_DATA"] = str(data)
         overrides = {k: v for k, v in given.items() if k not in RUN_KEYS and v is not None}
-        return cls.load(given.get("profile", DEFAULT_PROFILE), overrides)
+        cfg = cls.load(given.get("profile", DEFAULT_PROFILE), overrides)
+        if os.environ.get(CHECKED_ENV) != "1":  # plain papermill or Jupyter: the runner's checks, here
+            from .preflight import chapter_problems
+
+            offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
+            problems = chapter_problems(cls, cfg, online=not offline)
+            if problems:
+                raise ConfigError(f"{cls.chapter}: " + "; ".join(problems))
+        return cfg
 
     @classmethod
     def describe(cls, profile: str | None = None) -> list[dict]:

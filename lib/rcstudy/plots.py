@@ -5,12 +5,16 @@ from __future__ import annotations
 import base64
 import html
 import io
+from typing import Mapping, Sequence
 
-import matplotlib
+import matplotlib.pyplot as plt  # the backend is the user's (matplotlib falls back to Agg without a display)
+import numpy as np
+import pandas as pd
+import seaborn as sns
 
-matplotlib.use("Agg")  # no display on the build machines; figures are shown as images
-import matplotlib.pyplot as plt  # noqa: E402
-import seaborn as sns  # noqa: E402
+from .data import metalogic as ml
+from .data.metalogic import Metagraph, Prediction
+from .metrics import metalogic as mm
 
 PALETTE = "colorblind"
 
@@ -20,6 +24,20 @@ def use_book_style() -> None:
     sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE)
     plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.spines.top": False,
                          "axes.spines.right": False})
+
+
+def glue_figure(name: str, fig) -> None:
+    """Glue ``fig`` as a PNG under ``name``, then close it. The prose places it with a numbered,
+    captioned ``{glue:figure}`` (``:name: fig-...`` for ``{numref}``, ``:alt:`` for screen readers);
+    the rendered page links the image file instead of inlining it."""
+    from IPython.display import Image
+
+    from .report import glue
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    glue(name, Image(buf.getvalue(), format="png"))
 
 
 def show(fig, alt: str, caption: str | None = None) -> None:
@@ -35,3 +53,413 @@ def show(fig, alt: str, caption: str | None = None) -> None:
     cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
     display(HTML(f'<figure class="rcstudy-figure"><img src="data:image/png;base64,{data}" '
                  f'alt="{html.escape(alt)}" style="max-width:100%"/>{cap}</figure>'))
+
+
+# --------------------------------------------------------------------------- ReCoRD
+
+def record_funnel(funnel):
+    """Horizontal bars of the paper's collection pipeline (stage → count)."""
+    ys = range(len(funnel))[::-1]
+    fig, ax = plt.subplots(figsize=(7, 2.6))
+    ax.barh(ys, funnel.values, color=sns.color_palette()[0])
+    ax.set_yticks(ys, funnel.index)
+    ax.set_xlabel("count (paper, Figure 2)")
+    for y, v in zip(ys, funnel.values):
+        ax.text(v, y, f" {v / 1000:.0f}k", va="center")
+    ax.set_xlim(0, funnel.max() * 1.15)
+    ax.xaxis.set_major_formatter(lambda v, _: f"{v / 1000:.0f}k")
+    return fig
+
+
+def record_lengths(lengths):
+    """Histograms of per-query lengths and counts, one step line per set (column ``set``)."""
+    fig, axes = plt.subplots(1, 4, figsize=(12, 2.8), constrained_layout=True)
+    for ax, col in zip(axes, ["passage tokens", "query tokens", "entity mentions", "distinct candidates"]):
+        sns.histplot(data=lengths, x=col, hue="set", stat="density", common_norm=False, element="step",
+                     ax=ax, legend=ax is axes[-1])
+        ax.set_ylabel("")
+    axes[0].set_ylabel("density")
+    return fig
+
+
+def record_f1(ours, paper, human: float, best_paper: float):
+    """Our F1 intervals per row (dots) beside the paper's dev F1 (diamonds), with lines at the
+    paper's human and best-model F1."""
+    order = list(ours.index)
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(order) + 1.2))
+    ys = np.arange(len(order))[::-1]
+    for y, r in zip(ys, order):
+        ci = ours.at[r, "F1 (dev)"]
+        ax.errorbar(ci.estimate, y, xerr=[[ci.estimate - ci.low], [ci.high - ci.estimate]], fmt="o",
+                    color=sns.color_palette()[0], capsize=3, label="ours (95% interval)" if y == ys[0] else None)
+        if r in paper.index:
+            ax.plot(paper.at[r, "F1 (dev)"], y, "D", color=sns.color_palette()[1],
+                    label="paper (dev)" if r == "Random Guess" else None)
+    ax.axvline(human, ls="--", color="grey")
+    ax.text(human, ys[0] + 0.6, " human (paper)", color="grey", ha="right")
+    ax.axvline(best_paper, ls=":", color="grey")
+    ax.text(best_paper, ys[0] + 0.6, "DocQA w/ ELMo (paper) ", color="grey", ha="right")
+    ax.set_yticks(ys, order)
+    ax.set_xlabel("F1 (%)")
+    ax.set_xlim(0, 102)
+    ax.legend(loc="lower right", frameon=True)
+    return fig
+
+
+def training_curves(panels, seeds):
+    """One panel per method (title → line-label prefix → one loss curve per seed), each curve a
+    moving average over a tenth of its steps."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(16, 3))
+    for ax, (title, runs) in zip(axes, panels.items()):
+        for prefix, losses in runs.items():
+            for seed, curve in zip(seeds, losses):
+                curve = np.asarray(curve, dtype=float)
+                window = max(1, len(curve) // 10)
+                smooth = np.convolve(curve, np.ones(window) / window, mode="valid")
+                ax.plot(np.arange(len(smooth)) + window, smooth, label=f"{prefix}seed {seed}")
+        ax.set_title(title)
+        ax.set_xlabel("optimiser step")
+        ax.legend()
+    axes[0].set_ylabel("training loss (moving average)")
+    return fig
+
+
+# --- LogiQA ----------------------------------------------------------------------------------
+
+def logiqa_answer_shares(shares):
+    """Grouped bars: the share of each answer letter per split (long table: split, answer, share (%))."""
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    sns.barplot(data=shares, x="split", y="share (%)", hue="answer", ax=ax)
+    ax.axhline(25, color="grey", lw=1, ls="--")
+    ax.set(xlabel="", ylabel="answers (%)")
+    ax.legend(title="answer", ncol=4, frameon=False, fontsize=9)
+    return fig
+
+
+def logiqa_similarity(best_similarity, threshold: float):
+    """Histogram (log scale) of each LogiQA 2.0 item's closest LogiQA 1.0 paragraph, with the threshold."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    ax.hist(best_similarity, bins=np.linspace(0, 1, 41), color="C0")
+    ax.axvline(threshold, color="C3", ls="--", label=f"threshold {threshold}")
+    ax.set(xlabel="highest paragraph similarity to any LogiQA 1.0 Eval/Test item", ylabel="LogiQA 2.0 items", yscale="log")
+    ax.legend(frameon=False)
+    return fig
+
+
+def logiqa_lengths(lengths, edges):
+    """Histogram of question lengths with the inner bin ``edges`` dashed."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    ax.hist(lengths, bins=40, color="C0")
+    for edge in edges:
+        ax.axvline(edge, color="C3", ls="--")
+    ax.set(xlabel="words in paragraph + question + four options", ylabel="test questions")
+    return fig
+
+
+def logiqa_type_shares(shares):
+    """Grouped bars of the reasoning-type shares, one bar per labelling (the columns)."""
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    shares.plot.bar(ax=ax, rot=15)
+    ax.set(ylabel="test questions (%)", xlabel="")
+    ax.legend(frameon=False, fontsize=9)
+    return fig
+
+
+def logiqa_reader_curves(curves, majority: float, top: str, epochs: int):
+    """Eval accuracy per epoch, one colour per reader and one line per seed, with the always-``top`` line."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    for i, (name, runs) in enumerate(curves.items()):
+        for curve in runs:
+            ax.plot(range(1, len(curve) + 1), 100 * np.array(curve), marker="o", color=f"C{i}", label=name)
+    ax.axhline(majority, color="grey", ls=":", label=f"always {top}")
+    ax.axhline(25, color="grey", ls="--", lw=1)
+    unique = dict(zip(*reversed(ax.get_legend_handles_labels())))  # one entry per reader, not per seed
+    ax.legend(unique.values(), unique.keys(), frameon=False, fontsize=9)
+    ax.set(xlabel="epoch", ylabel="Eval accuracy (%)")
+    ax.set_xticks(range(1, epochs + 1))
+    return fig
+
+
+def logiqa_accuracy_bars(bars, majority: float):
+    """English Test accuracy per row, the paper's bar beside ours, with chance and majority lines."""
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    bars.plot.bar(ax=ax, rot=30)
+    ax.axhline(25, color="grey", ls="--", lw=1, label="chance")
+    ax.axhline(majority, color="grey", ls=":", label="majority answer")
+    ax.set(ylabel="Test accuracy (%)", xlabel="")
+    ax.legend(frameon=False, fontsize=9, ncol=4)
+    plt.setp(ax.get_xticklabels(), ha="right")
+    return fig
+
+
+def logiqa_ablation(bars, model: str):
+    """Ablation bars: ours with 95% intervals (column ``ours``), the paper's (``paper``; hatched n/a where lost)."""
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    x = np.arange(len(bars))
+    ours = list(bars["ours"])
+    ax.bar(x + 0.2, [c.estimate for c in ours], 0.4, label=f"ours ({model})", color="C1",
+           yerr=[[c.estimate - c.low for c in ours], [c.high - c.estimate for c in ours]], capsize=3)
+    paper = bars["paper"].to_numpy(dtype=float)
+    ax.bar(x - 0.2, np.nan_to_num(paper, nan=0), 0.4, label="paper (RoBERTa)", color="C0")
+    for xi, v in zip(x, paper):
+        if np.isnan(v):
+            ax.bar(xi - 0.2, 1.5, 0.4, color="white", edgecolor="C0", hatch="//")
+            ax.text(xi - 0.2, 2.5, "n/a", ha="center", fontsize=8)
+    ax.axhline(25, color="grey", ls="--", lw=1)
+    ax.set_xticks(x, list(bars.index))
+    ax.set(ylabel="Test accuracy (%)")
+    ax.legend(frameon=False, fontsize=9)
+    return fig
+
+
+def logiqa_length_accuracy(points, paper, labels):
+    """Accuracy per length bin with 95% intervals per system, and the paper's RoBERTa dashed."""
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    for i, (name, g) in enumerate(points.groupby("system", sort=False)):
+        xs = np.arange(len(g)) + (i - 1) * 0.08
+        ax.errorbar(xs, g["accuracy"], yerr=[g["accuracy"] - g["low"], g["high"] - g["accuracy"]], marker="o",
+                    capsize=3, label=name)
+    ax.plot(range(len(labels)), paper, "k--", marker="s", label="paper RoBERTa")
+    ax.axhline(25, color="grey", ls=":", lw=1)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set(xlabel="length (words)", ylabel="Test accuracy (%)")
+    ax.legend(frameon=False, fontsize=8)
+    return fig
+
+
+def logiqa_overlap(ours, paper, gold: float):
+    """Overlap ratio against Test accuracy: ours named, the paper's as squares, gold's ratio dashed."""
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    ax.scatter(ours["Overlap Ratio"], ours["accuracy"], color="C1", label="ours")
+    for n, r in ours.iterrows():
+        ax.annotate(n, (r["Overlap Ratio"], r["accuracy"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.scatter(paper["Overlap Ratio"], paper["accuracy"], color="C0", marker="s", label="paper")
+    ax.axvline(gold, color="grey", ls="--", lw=1, label="gold answers (ours)")
+    ax.set(xlabel="overlap ratio (%)", ylabel="Test accuracy (%)")
+    ax.legend(frameon=False, fontsize=8)
+    return fig
+
+
+def logiqa_type_accuracy(frame):
+    """Grouped bars of accuracy per reasoning type, one bar per column."""
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    frame.plot.bar(ax=ax, rot=15)
+    ax.axhline(25, color="grey", ls="--", lw=1)
+    ax.set(ylabel="Test accuracy (%)", xlabel="")
+    ax.legend(frameon=False, fontsize=8)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# MetaLogic: metagraphs (networkx), label counts, scores
+# ---------------------------------------------------------------------------------------------
+
+NODE_COLOURS = {"conclusion": "#f0c05a", "rebuttal": "#f4a582", "irrelevant": "#dddddd", "other": "#a6cee3"}
+
+
+def _roles(steps: Sequence[ml.Step], sids: Sequence[str]) -> dict[str, str]:
+    used = {s.pre for s in steps} | {s.con for s in steps}
+    final = {s.con for s in steps} - {s.pre for s in steps if s.type == ml.SUPPORT}
+    rebut = {s.pre for s in steps if s.type == ml.REBUT}
+    return {sid: "rebuttal" if sid in rebut else "conclusion" if sid in final else
+            "other" if sid in used else "irrelevant" for sid in sids}
+
+
+def layout(g: Metagraph) -> dict[str, tuple[float, float]]:
+    """Layered positions: conclusions on top, premises below, sentences outside the graph at the bottom."""
+    import networkx as nx
+
+    dg = nx.DiGraph([(s.pre, s.con) for s in g.steps])
+    if not nx.is_directed_acyclic_graph(dg):
+        return nx.spring_layout(nx.DiGraph(dg), seed=0)
+    pos = {}
+    layers = list(nx.topological_generations(dg))
+    for depth, layer in enumerate(layers):
+        layer = sorted(layer, key=g.sids.index)
+        for k, sid in enumerate(layer):
+            pos[sid] = (k - (len(layer) - 1) / 2, -(len(layers) - 1 - depth))
+    rest = [sid for sid in g.sids if sid not in pos]
+    for k, sid in enumerate(rest):
+        pos[sid] = (k - (len(rest) - 1) / 2, -len(layers) - 0.2)
+    return pos
+
+
+def _node_label(g: Metagraph, p: Prediction, sid: str) -> str:
+    d = p.degrees.get(sid, ml.UNRESOLVED)
+    body = " ∧ ".join(t.readable() for t in p.triples.get(sid, ()))
+    return f"{sid}\n{ml.DEGREE_WORDS[d] if d in range(5) else '?'}" + (f"\n{body}" if body else "")
+
+
+def draw_metagraph(ax, g: Metagraph, pred: Prediction | None = None, pos=None, title: str = "") -> None:
+    """Draw the gold metagraph of ``g`` on ``ax``, or ``pred`` against it (colours mark agreement).
+
+    Nodes: conclusion gold, rebuttal salmon, outside the graph grey, others blue; labels give the
+    certainty and formula (red where the prediction differs from gold). Support edges are solid,
+    rebut edges dashed red; on a prediction, matched steps are green, extra ones orange and missed
+    gold steps dotted grey.
+    """
+    import networkx as nx
+
+    gold = g.gold()
+    shown = pred or gold
+    pos = pos or layout(g)
+    dg = nx.DiGraph()
+    dg.add_nodes_from(g.sids)
+    roles = _roles(shown.steps, g.sids)
+    extra = [sid for s in shown.steps for sid in (s.pre, s.con) if sid not in pos]
+    for k, sid in enumerate(dict.fromkeys(extra)):  # predicted ids the passage lacks
+        pos = {**pos, sid: (k, 1.0)}
+        dg.add_node(sid)
+        roles[sid] = "other"
+    nx.draw_networkx_nodes(dg, pos, ax=ax, node_size=1500, node_color=[NODE_COLOURS[roles[n]] for n in dg.nodes],
+                           edgecolors="black")
+    for step in shown.steps:
+        colour = "black" if pred is None else ("green" if step in gold.steps else "orange")
+        if step.type == ml.REBUT and pred is None:
+            colour = "crimson"
+        nx.draw_networkx_edges(dg, pos, edgelist=[(step.pre, step.con)], ax=ax, edge_color=colour, width=2,
+                               style="dashed" if step.type == ml.REBUT else "solid", arrowsize=18,
+                               node_size=1500)
+    if pred is not None:
+        missed = [(s.pre, s.con) for s in gold.steps if s not in pred.steps]
+        nx.draw_networkx_edges(dg, pos, edgelist=missed, ax=ax, edge_color="grey", style="dotted", width=1.5,
+                               arrowsize=12, node_size=1500)
+    for sid in dg.nodes:
+        wrong = pred is not None and sid in g.nodes and (
+            pred.degrees.get(sid, ml.UNRESOLVED) != gold.degrees[sid]
+            or mm.formula_f1(pred.triples.get(sid, ()), gold.triples[sid]) < 1)
+        x, y = pos[sid]
+        ax.text(x, y, _node_label(g, shown, sid), ha="center", va="center", fontsize=7,
+                color="crimson" if wrong else "black")
+    ax.margins(x=0.25, y=0.25)  # room for the labels under and beside the circles
+    ax.set_title(title, fontsize=9)
+    ax.axis("off")
+
+
+def draw_pair(g: Metagraph, pred: Prediction, label: str):
+    """A figure: gold (left) and ``pred`` (right) on the same node positions, with the item's scores."""
+    s = mm.score_sample(g, pred).scores
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    pos = layout(g)
+    draw_metagraph(axes[0], g, pos=pos, title=f"{g.id}: gold")
+    draw_metagraph(axes[1], g, pred, pos=pos, title=(
+        f"{label}: node F1 {100 * s['node_f1']:.0f}, step F1 {100 * s['step_f1']:.0f}, "
+        f"formula F1 {100 * s['formula_f1']:.0f}, certainty {100 * s['cert_acc']:.0f}"))
+    xlims, ylims = [ax.get_xlim() for ax in axes], [ax.get_ylim() for ax in axes]
+    for ax in axes:  # one frame for both panels, so a node sits at the same place in each
+        ax.set_xlim(min(lo for lo, _ in xlims), max(hi for _, hi in xlims))
+        ax.set_ylim(min(lo for lo, _ in ylims), max(hi for _, hi in ylims))
+    fig.tight_layout()
+    return fig
+
+
+def pick_examples(graphs: Sequence[Metagraph], preds: Mapping[str, Prediction], ids: Sequence[str] = ()
+                  ) -> dict[str, Metagraph]:
+    """Requested ids (if present) plus the best, median and worst passage by step F1."""
+    by_id = {g.id: g for g in graphs}
+    chosen = {f"requested ({i})": by_id[i] for i in ids if i in by_id}
+    ranked = sorted(graphs, key=lambda g: (mm.score_sample(g, preds.get(g.id, Prediction())).scores["step_f1"], g.id))
+    if ranked:
+        chosen.update({"best": ranked[-1], "median": ranked[len(ranked) // 2], "worst": ranked[0]})
+    return chosen
+
+
+def metalogic_pairs(graphs: Sequence[Metagraph], preds: Mapping[str, Prediction], ids: Sequence[str], label: str):
+    """``(figure, alt, caption)`` of each drawn passage (:func:`pick_examples`), gold beside ``label``'s prediction."""
+    for kind, g in pick_examples(graphs, preds, ids).items():
+        pred = preds.get(g.id, Prediction())
+        alt = (f"{kind}: gold metagraph of {g.id} with steps {g.proof.strip() or 'none'}, beside the "
+               f"prediction of {label} with steps {'; '.join(s.text for s in pred.steps) or 'none'}.")
+        yield draw_pair(g, pred, label), alt, f"{kind}: {g.id}, gold (left) and {label} (right)."
+
+
+def metalogic_gold(shown: Sequence[Metagraph]):
+    """The gold metagraphs of ``shown`` side by side, and their alt text."""
+    fig, axes = plt.subplots(1, len(shown), figsize=(5.5 * len(shown), 4))
+    for ax, g in zip(np.atleast_1d(axes), shown):
+        draw_metagraph(ax, g, title=f"{g.id} (gold)")
+    alt = ("Gold metagraphs of " + " and ".join(g.id for g in shown) + ": "
+           + "; ".join(", ".join(s.text for s in g.steps) for g in shown)
+           + ". Each node is labelled with its certainty word and formula.")
+    return fig, alt
+
+
+def metalogic_labels(labels: pd.DataFrame, steps: pd.Series):
+    """Degrees per split (log scale), operators over all splits, steps per metagraph."""
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    degree_cols = [f"degree {d}" for d in range(5)]
+    labels[degree_cols].set_axis(ml.DEGREE_WORDS, axis=1).T.plot.bar(ax=axes[0], logy=True, rot=30)
+    axes[0].set(title="Degree of certainty per split", ylabel="nodes (log scale)")
+    labels.drop(columns=degree_cols).sum().plot.barh(ax=axes[1], color=sns.color_palette()[:1])
+    axes[1].set(title="Operators, all splits", xlabel="count")
+    steps.plot.bar(ax=axes[2], rot=0)
+    axes[2].set(title="Steps per metagraph", xlabel="steps", ylabel="passages")
+    return fig
+
+
+def metalogic_losses(losses: Mapping[str, Sequence[float]]):
+    """Training loss per optimiser step of each fine-tuned generator (None when there is none)."""
+    if not losses:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    for name, curve in losses.items():
+        ax.plot(np.arange(1, len(curve) + 1), curve, label=name)
+    ax.set(xlabel="optimiser step", ylabel="training loss (token cross-entropy)", yscale="log")
+    ax.legend()
+    return fig
+
+
+def metalogic_confusions(confusions: Mapping[str, pd.DataFrame]):
+    """Gold × predicted certainty heatmaps, one per system."""
+    fig, axes = plt.subplots(1, len(confusions), figsize=(12, 3.6))
+    for ax, (name, frame) in zip(np.atleast_1d(axes), confusions.items()):
+        sns.heatmap(frame, annot=True, fmt="d", cmap="Blues", cbar=False, ax=ax)
+        ax.set_title(name, fontsize=10)
+    return fig
+
+
+def metalogic_step_types(step_plot: pd.DataFrame, operator_plot: pd.DataFrame):
+    """Figures 3 and 4: step-type scores and per-operator formula F1, the paper's beside ours."""
+    fig, axes = plt.subplots(1, 2, figsize=(13, 3.8))
+    step_plot.plot.barh(ax=axes[0])
+    axes[0].set(title="Support and rebut steps (Figure 3)", xlabel="score")
+    operator_plot.T.plot.bar(ax=axes[1], rot=0)
+    axes[1].set(title="Formula F1 by operator (Figure 4)", ylabel="F1")
+    axes[1].legend(fontsize=7)
+    return fig
+
+
+def metalogic_scale(scale: pd.DataFrame, panels: Sequence[str]):
+    """Figure 5: ours (mean ± sd over subsets) solid, the paper's T5-large dashed; the paper's MetGen
+    points at ≤ 20 % (copies of its Multitask rows) hollow."""
+    from . import papers
+
+    paper_t15 = papers.table("metalogic", "Table 15")
+    paper_t3 = papers.table("metalogic", "Table 3")
+    fig, axes = plt.subplots(2, 3, figsize=(13, 6.5), sharex=True)
+    palette = dict(zip(["Once", "Multitask", "MetGen"], sns.color_palette()[3:6]))
+    for ax, col in zip(axes.flat, panels):
+        for system, grp in scale.groupby("system"):
+            agg = grp.groupby("ratio")[col].agg(["mean", "std"]).fillna(0)
+            ax.errorbar(agg.index, agg["mean"], yerr=agg["std"], marker="o", label=system, capsize=3)
+        for name, colour in palette.items():
+            row = f"{name} (large)"
+            pts = [(float(r.split(", ")[1].rstrip("%")) / 100, paper_t15.loc[r, col]) for r in paper_t15.index
+                   if r.startswith(row)] + [(1.0, paper_t3.loc[row, col])]
+            pts.sort()
+            flagged = [(x, y) for x, y in pts if name == "MetGen" and x <= 0.2]
+            clean = [(x, y) for x, y in pts if (x, y) not in flagged]
+            ax.plot(*zip(*clean), linestyle="--", marker="s", color=colour, label=f"paper: {name} (T5-large)")
+            if flagged:
+                ax.plot(*zip(*flagged), linestyle="none", marker="s", mfc="none", color=colour)
+        ax.set(xscale="log", title=col, xlabel="share of training passages")
+    axes.flat[0].legend(fontsize=7)
+    return fig
+
+
+def metalogic_error_counts(counts: pd.DataFrame):
+    """Error counts per category, one bar per column of ``counts``."""
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    counts.plot.bar(ax=ax, rot=0)
+    ax.set(ylabel="count")
+    return fig

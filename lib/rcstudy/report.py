@@ -169,6 +169,22 @@ def claims_from_notebook(path: Path) -> list[Claim]:
     return found
 
 
+def glued_values(path: Path) -> dict[str, object]:
+    """Every value a published (executed) notebook glued, by name: its JSON (claims) or text form.
+    Two runs computed the same numbers when these are equal."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    values = {}
+    for c in nb.get("cells", []):
+        for out in c.get("outputs", []):
+            scrapbook = out.get("metadata", {}).get("scrapbook", {})
+            if name := scrapbook.get("name"):
+                # papermill's record mime types carry a prefix: "application/papermill.record/text/plain"
+                prefix = scrapbook.get("mime_prefix", "")
+                data = {key.removeprefix(prefix): value for key, value in out.get("data", {}).items()}
+                values[name] = data.get("application/json") or data.get("text/plain") or data.get("text/html")
+    return values
+
+
 def csv_download_link(frame: pd.DataFrame, name: str) -> str:
     """An HTML link that downloads ``frame`` as ``<name>.csv`` (embedded, works offline)."""
     import base64

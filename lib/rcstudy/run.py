@@ -2,9 +2,11 @@
 
 ``python -m rcstudy run [CHAPTER...] --profile quick`` reads ``chapters/<name>.md`` (jupytext
 MyST), injects ``chapters/params/<name>.<profile>.yaml`` plus ``-p key=value`` overrides after
-the cell tagged ``parameters``, executes it into a staging folder and, if every cell ran, moves
-the executed notebook to ``<book root>/book/<name>.ipynb``. A failure keeps the last published
-notebook untouched, leaves the failed one in ``_build/failed/`` and names the chapter and cell.
+the cell tagged ``parameters`` and executes it. A run's chapters execute in a staged copy of the
+book (``_build/run``), where they write their notebooks and exports and read those of earlier
+chapters; only when every chapter succeeded does the staged book replace ``<book root>/book``,
+all files together. A failure publishes nothing, leaves the failed notebook in
+``_build/failed/`` and names the chapter and cell.
 
 Every published notebook records a fingerprint of its inputs (:func:`chapter_inputs`).
 ``rcstudy build`` executes only the chapters whose inputs changed since they were published,
@@ -27,7 +29,7 @@ import yaml
 from . import config
 from .cache import atomic_write_bytes, file_checksum, fingerprint
 from .config import ConfigError
-from .settings import PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, hf_home, refresh_requested
+from .settings import PROGRESS_ENV, PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, refresh_requested
 
 CHAPTERS_DIR = chapters_dir()
 PARAMS_DIR = CHAPTERS_DIR / "params"
@@ -97,15 +99,34 @@ def overrides_by_chapter(chapters: list[str], overrides: dict) -> dict[str, dict
     return aimed
 
 
-def preflight(chapters: list[str], profile: str, overrides: dict) -> tuple[dict[str, dict], list[str]]:
-    """Validate every chapter's parameters before anything runs: ``({chapter: injected}, problems)``,
-    one line per problem."""
+def preflight(chapters: list[str], profile: str, overrides: dict, *, online: bool = False,
+              deep: bool = True) -> tuple[dict[str, dict], list[str]]:
+    """Validate everything a run needs before anything runs: ``({chapter: injected}, problems)``,
+    one line per problem. The parameters first; then (``deep``) the data directory the profile
+    names, every model the configurations name and every dataset the chapters declare
+    (:mod:`rcstudy.preflight`)."""
+    from . import preflight as checks
+
     params, problems = {}, []
-    for chapter, aimed in overrides_by_chapter(chapters, overrides).items():
+    aimed = overrides_by_chapter(chapters, overrides)
+    for chapter in chapters:
         try:
-            params[chapter] = load_params(chapter, profile, aimed)
+            params[chapter] = load_params(chapter, profile, aimed[chapter])
         except ConfigError as e:
             problems.append(str(e) if str(e).startswith(f"{chapter}:") else f"{chapter}: {e}")
+    if problems or not deep:
+        return params, problems
+    data = {p["data"] for p in params.values() if p.get("data")}
+    if len(data) > 1:
+        return params, [f"the {profile} profile names more than one data directory: {', '.join(sorted(data))}"]
+    if data:
+        os.environ["RCSTUDY_DATA"] = str(config.resolve_data_dir(data.pop()))
+    checked: dict[str, list[str]] = {}
+    for chapter in chapters:
+        cls = config.config_class(chapter)
+        if cls is not None:
+            cfg = cls.load(profile, aimed[chapter], params_dir=PARAMS_DIR)
+            problems += [f"{chapter}: {p}" for p in checks.chapter_problems(cls, cfg, online=online, checked=checked)]
     return params, problems
 
 
@@ -167,31 +188,30 @@ def published_inputs(chapter: str, root: Path) -> str:
     return json.loads(path.read_text()).get("metadata", {}).get("rcstudy", {}).get("inputs", "")
 
 
-SMOKE_DATA = PROJECT_ROOT / "tests" / "fixtures" / "data"
 
 
 def configure_environment(profile: str, *, online: bool, refresh: bool) -> None:
-    """Environment the chapter kernels inherit: offline Hub, project-local HF_HOME, cache policy.
+    """Environment the chapter kernels inherit: offline Hub unless ``online``, cache policy.
 
-    The smoke profile always reads the small fixtures written for the tests.
+    ``HF_HOME`` is left as the user has it (unset: Hugging Face's default cache), so models already
+    downloaded are found, offline too. The data directory is the profile's (:func:`preflight`).
     """
-    os.environ.setdefault("HF_HOME", str(hf_home()))
-    if profile == "smoke":
-        os.environ["RCSTUDY_DATA"] = str(SMOKE_DATA)
     if online:
         os.environ.pop("HF_HUB_OFFLINE", None)
     else:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["HF_DATASETS_OFFLINE"] = "1"
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    os.environ.setdefault(PROGRESS_ENV, "terminal")  # long loops report on this terminal, not in the pages
     if refresh:
         os.environ["RCSTUDY_REFRESH"] = "1"
 
 
 def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *,
                     root: Path | None = None, progress: bool = True, upstream: dict[str, str] | None = None,
-                    skip_unchanged: bool = False) -> ChapterResult:
-    """Execute one chapter; publish the notebook only if every cell succeeded.
+                    skip_unchanged: bool = False, failed_dir: Path | None = None) -> ChapterResult:
+    """Execute one chapter into ``root/book``; write the notebook there only if every cell succeeded
+    (a failed one goes to ``failed_dir``, by default ``root/_build/failed``).
 
     ``upstream`` holds the input fingerprints of the chapters this one reads; with
     ``skip_unchanged`` a chapter published from the same inputs is not executed again.
@@ -213,7 +233,7 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
     if skip_unchanged and not refresh_requested() and published_inputs(chapter, root) == inputs:
         return ChapterResult(chapter, True, 0.0, "(published from the same inputs: not re-run)", inputs, skipped=True)
     staging = root / "_build" / "staging" / f"{chapter}.ipynb"
-    failed = root / "_build" / "failed" / f"{chapter}.ipynb"
+    failed = (failed_dir or root / "_build" / "failed") / f"{chapter}.ipynb"
     published = root / "book" / f"{chapter}.ipynb"
     for p in (staging, failed, published):
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -229,17 +249,20 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
         return ChapterResult(chapter, False, seconds,
                              f"chapter {chapter!r} failed in cell {e.cell_index} (In [{e.exec_count}]): "
                              f"{e.ename}: {e.evalue}\n  the failed notebook is {failed}", inputs)
-    finish_notebook(staging, inputs)
+    finish_notebook(staging, inputs, chapter)
     os.replace(staging, published)
     return ChapterResult(chapter, True, time.perf_counter() - start, inputs=inputs)
 
 
-def finish_notebook(path: Path, inputs: str) -> None:
-    """Collapse the defaults cell and papermill's injected-parameters cell on the rendered page, and
-    record the fingerprint of the notebook's inputs."""
+def finish_notebook(path: Path, inputs: str, chapter: str | None = None) -> None:
+    """Collapse the defaults cell and papermill's injected-parameters cell on the rendered page,
+    record the fingerprint of the notebook's inputs, and name the chapter's source and published
+    notebook (project-relative) in papermill's metadata, where papermill put a copy of the source."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
+    if chapter is not None and "papermill" in nb.metadata:
+        nb.metadata.papermill.update(input_path=f"chapters/{chapter}.md", output_path=f"book/{chapter}.ipynb")
     for c in nb.cells:
         tags = c.metadata.setdefault("tags", [])
         if ("parameters" in tags or "injected-parameters" in tags) and "hide-cell" not in tags:
@@ -285,19 +308,64 @@ def record_timing(result: ChapterResult, profile: str, root: Path, *, cold: bool
     atomic_write_bytes(timings_path(root), json.dumps(timings, indent=1, sort_keys=True).encode())
 
 
+def open_staging(root: Path) -> Path:
+    """A run's own book root, ``root/_build/run``: a copy of the published ``book/`` (notebooks,
+    exports, timings) beside links to the book's configuration. The run's kernels read and write
+    there (``RCSTUDY_BOOK_ROOT``), so a later chapter of the run reads what an earlier one staged, and
+    a chapter run alone reads what is published."""
+    recover_book(root)
+    stage = root / "_build" / "run"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
+    for name in BOOK_FILES:
+        if (root / name).exists():
+            (stage / name).symlink_to((root / name).resolve())
+    if (root / "book").is_dir():
+        shutil.copytree(root / "book", stage / "book")
+    else:
+        (stage / "book").mkdir()
+    return stage
+
+
+def publish_staging(stage: Path, root: Path) -> None:
+    """Make the staged book the published one: two renames (``book`` aside, the staged one in), so
+    every file under ``book/`` changes together; an interruption between them is undone by
+    :func:`recover_book`."""
+    aside = root / "_build" / "book.previous"
+    shutil.rmtree(aside, ignore_errors=True)
+    if (root / "book").exists():
+        os.replace(root / "book", aside)
+    os.replace(stage / "book", root / "book")
+    shutil.rmtree(aside, ignore_errors=True)
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def recover_book(root: Path) -> None:
+    """Put the previous ``book/`` back if a publication stopped between its two renames."""
+    aside = root / "_build" / "book.previous"
+    if aside.is_dir() and not (root / "book").exists():
+        os.replace(aside, root / "book")
+
+
 def run_chapters(chapters: list[str], profile: str, overrides: dict | None = None, *,
                  online: bool = False, refresh: bool = False, root: Path | None = None,
                  skip_unchanged: bool = False) -> list[ChapterResult]:
-    """Execute ``chapters`` in order (see :func:`execute_chapter`); stops at nothing, reports all.
+    """Execute ``chapters`` in order (see :func:`execute_chapter`) and publish all or nothing.
 
-    Every chapter's parameters are validated first: if any is wrong, nothing runs."""
+    Every chapter's parameters are validated first: if any is wrong, nothing runs. The chapters run
+    in a staged copy of the book (:func:`open_staging`); only when every one of them succeeded does
+    the staged book — notebooks, exports, timings — replace ``root/book`` (:func:`publish_staging`).
+    A failed or killed run leaves every published file as it was."""
     root = root or book_root()
-    _, problems = preflight(chapters, profile, overrides or {})
+    configure_environment(profile, online=online, refresh=refresh)
+    _, problems = preflight(chapters, profile, overrides or {}, online=online)
     if problems:
         return [ChapterResult(p.partition(":")[0], False, 0.0, p) for p in problems]
+    os.environ[config.CHECKED_ENV] = "1"  # the kernels need not check again (Config.from_notebook)
     aimed = overrides_by_chapter(chapters, overrides or {})
-    configure_environment(profile, online=online, refresh=refresh)
-    os.environ["RCSTUDY_BOOK_ROOT"] = str(root)
+    stage = open_staging(root)
+    os.environ["RCSTUDY_BOOK_ROOT"] = str(stage)
+    os.environ.pop("RCSTUDY_EXPORTS", None)  # exports go to the staged book, published with it
     cold = refresh_requested() or cache_is_empty()
     book_order = toc_chapters()
     inputs: dict[str, str] = {}
@@ -306,16 +374,21 @@ def run_chapters(chapters: list[str], profile: str, overrides: dict | None = Non
         reads = chapter_dependencies(chapter).get("reads", [])
         if reads == "all":
             reads = book_order[:book_order.index(chapter)]
-        upstream = {c: inputs.get(c) or published_inputs(c, root) for c in reads}
+        upstream = {c: inputs.get(c) or published_inputs(c, stage) for c in reads}
         print(f"▶ {chapter} ({profile}{', cold' if cold else ''})", file=sys.stderr, flush=True)
-        result = execute_chapter(chapter, profile, aimed[chapter], root=root, upstream=upstream,
-                                 skip_unchanged=skip_unchanged)
+        result = execute_chapter(chapter, profile, aimed[chapter], root=stage, upstream=upstream,
+                                 skip_unchanged=skip_unchanged, failed_dir=root / "_build" / "failed")
         status = "ok" if result.ok else "FAILED"
         print(f"  {status} in {result.seconds:.0f} s {result.message}", file=sys.stderr, flush=True)
         results.append(result)
         inputs[chapter] = result.inputs
         if not result.skipped:
-            record_timing(result, profile, root, cold=cold)  # at once: later pages (teaching) show it
+            record_timing(result, profile, stage, cold=cold)  # at once: later pages (teaching) show it
+    if all(r.ok for r in results):
+        publish_staging(stage, root)
+    else:
+        shutil.rmtree(stage, ignore_errors=True)
+        print("✗ nothing was published: every chapter of the run must succeed", file=sys.stderr, flush=True)
     return results
 
 

@@ -10,7 +10,9 @@ import contextlib
 import os
 import platform
 import random
+import sys
 from dataclasses import dataclass
+from typing import Iterable, TypeVar
 
 import numpy as np
 import torch
@@ -46,6 +48,23 @@ def setup(device: str = "auto", threads: int | None = None) -> Runtime:
     threads = threads or int(os.environ.get("RCSTUDY_THREADS", 0)) or (os.cpu_count() or 1)
     torch.set_num_threads(threads)
     return Runtime(dev, threads)
+
+
+T = TypeVar("T")
+
+
+def track(iterable: Iterable[T] | None, *, desc: str, unit: str = "it", total: int | None = None):
+    """``iterable`` with a tqdm progress bar (items, rate, time left), where :data:`PROGRESS_ENV` says;
+    with ``iterable=None``, a bar of ``total`` steps to ``update()`` by hand."""
+    from tqdm import tqdm
+
+    from .settings import PROGRESS_ENV
+
+    mode = os.environ.get(PROGRESS_ENV, "")
+    terminal = mode == "terminal"
+    return tqdm(iterable, desc=desc, unit=unit, total=total, disable=mode == "off", leave=False,
+                file=sys.__stderr__ if terminal else sys.stderr, mininterval=5.0 if terminal else 0.5,
+                dynamic_ncols=True)
 
 
 def seed_everything(seed: int) -> None:

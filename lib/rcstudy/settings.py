@@ -9,6 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+#: How long loops report progress (:func:`rcstudy.runtime.track`): "terminal" (set by the runner)
+#: writes to the terminal of `rcstudy run`, never into the notebook; "off" is silent; otherwise the
+#: kernel's stderr, which Jupyter shows under the cell and the book leaves out of its pages.
+PROGRESS_ENV = "RCSTUDY_PROGRESS"
+
 #: The repository root (two levels above ``lib/rcstudy``). Used only for defaults.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,18 +34,13 @@ def chapters_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Root of every on-disk cache (results, converted models, HF_HOME)."""
+    """Root of the project's on-disk caches (results, converted models)."""
     return _path_from_env("RCSTUDY_CACHE", PROJECT_ROOT / ".cache")
 
 
 def models_dir() -> Path:
     """Converted model copies (e.g. SmolLM2 from GGUF); kept apart so tests can share them."""
     return _path_from_env("RCSTUDY_MODELS", cache_dir() / "models")
-
-
-def hf_home() -> Path:
-    """The project-local HuggingFace home the runner sets as ``HF_HOME``."""
-    return cache_dir() / "huggingface"
 
 
 def refresh_requested() -> bool:

@@ -24,6 +24,7 @@ import functools
 import http.server
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -75,7 +76,13 @@ def is_remote(url: str) -> bool:
 
 
 def find_chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
+    """Debian's Chromium on the PATH, else the newest Chromium that Playwright installed."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    cache = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH", Path.home() / ".cache" / "ms-playwright"))
+    builds = sorted(cache.glob("chromium-*/chrome-linux*/chrome"))
+    return str(builds[-1]) if builds else None
 
 
 def site_pages(html_dir: Path) -> list[str]:

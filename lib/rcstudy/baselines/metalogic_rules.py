@@ -9,7 +9,9 @@
   conclusion words ("therefore", "thus", ...) pick the conclusion. The paper applied the
   indicators on a dependency parse (within 3 hops of the root); here a word window stands in.
 * :class:`FeatureModel` — the same table features weighed by logistic regression, trained on
-  the training passages (cheap enough for the data-scale curve at every ratio).
+  the training passages (cheap enough for the data-scale curve at every ratio). A fitted model
+  is plain data (:class:`LinearModel`: the regressions' coefficients and the vectoriser's
+  columns), so the results cache stores it without pickling scikit-learn objects.
 """
 
 from __future__ import annotations
@@ -249,30 +251,60 @@ def _var_pair_rows(node: Node) -> tuple[list[tuple[str, str]], list[dict[str, fl
     return pairs, rows
 
 
-def _fit(rows: list[dict], labels: list, seed: int):
-    """A vectoriser and logistic regression; a single-class training set gives a constant predictor."""
-    vec = DictVectorizer()
-    x = vec.fit_transform(rows)
-    if len(set(labels)) < 2:
-        return vec, labels[0]
-    clf = LogisticRegression(max_iter=500, C=0.5, random_state=seed)
-    clf.fit(x, labels)
-    return vec, clf
+@dataclass(eq=False)
+class LinearModel:
+    """A fitted vectoriser and logistic regression held as their parameters (plain arrays, so a
+    fitted model can be cached as data); the scikit-learn objects are rebuilt from them, and give
+    the fitted ones' probabilities bit for bit. A single-class training set gives ``constant``."""
 
+    features: list[str]  # the vectoriser's columns, in order
+    classes: np.ndarray | None = None
+    coef: np.ndarray | None = None
+    intercept: np.ndarray | None = None
+    params: dict = field(default_factory=dict)  # LogisticRegression's constructor arguments
+    constant: str | int | None = None
 
-def _proba(model, rows: list[dict]) -> tuple[list, np.ndarray]:
-    vec, clf = model
-    if not isinstance(clf, LogisticRegression):
-        return [clf], np.ones((len(rows), 1))
-    return list(clf.classes_), clf.predict_proba(vec.transform(rows))
+    @classmethod
+    def fit(cls, rows: list[dict], labels: list, seed: int) -> "LinearModel":
+        vec = DictVectorizer()
+        x = vec.fit_transform(rows)
+        if len(set(labels)) < 2:
+            return cls(list(vec.feature_names_), constant=labels[0])
+        clf = LogisticRegression(max_iter=500, C=0.5, random_state=seed)
+        clf.fit(x, labels)
+        model = cls(list(vec.feature_names_), clf.classes_, clf.coef_, clf.intercept_, clf.get_params())
+        model._fitted = (vec, clf)
+        return model
+
+    def sklearn(self) -> tuple[DictVectorizer, LogisticRegression | None]:
+        """The vectoriser and classifier (None for a constant model), rebuilt once from the parameters."""
+        if getattr(self, "_fitted", None) is None:
+            vec = DictVectorizer()
+            vec.feature_names_ = list(self.features)
+            vec.vocabulary_ = {f: i for i, f in enumerate(self.features)}
+            clf = None
+            if self.constant is None:
+                clf = LogisticRegression(**self.params)
+                clf.classes_, clf.coef_, clf.intercept_ = self.classes, self.coef, self.intercept
+                clf.n_features_in_ = self.coef.shape[1]
+            self._fitted = (vec, clf)
+        return self._fitted
+
+    def proba(self, rows: list[dict]) -> tuple[list, np.ndarray]:
+        """The classes and each row's probability of each."""
+        if self.constant is not None:
+            return [self.constant], np.ones((len(rows), 1))
+        vec, clf = self.sklearn()
+        return list(clf.classes_), clf.predict_proba(vec.transform(rows))
 
 
 @dataclass
 class FeatureModel:
-    """Four logistic regressions over table features: degree, steps, triples and local operators."""
+    """Four logistic regressions over table features: degree, steps, triples and local operators
+    (:class:`LinearModel` each, so a fitted model is plain data that the results cache can hold)."""
 
     seed: int = 0
-    models: dict = field(default_factory=dict)
+    models: dict[str, LinearModel] = field(default_factory=dict)
 
     def fit(self, graphs: list[Metagraph]) -> "FeatureModel":
         deg_x, deg_y, step_x, step_y, tri_x, tri_y, loc_x, loc_y = ([] for _ in range(8))
@@ -292,9 +324,10 @@ class FeatureModel:
             pairs, rows = _pair_rows(g)
             step_x += rows
             step_y += [gold.get(pair, "none") for pair in pairs]
-        self.models = {"degree": _fit(deg_x, deg_y, self.seed), "step": _fit(step_x, step_y, self.seed),
-                       "triple": _fit(tri_x, tri_y, self.seed),
-                       "local": _fit(loc_x or [{}], loc_y or [0], self.seed)}
+        self.models = {"degree": LinearModel.fit(deg_x, deg_y, self.seed),
+                       "step": LinearModel.fit(step_x, step_y, self.seed),
+                       "triple": LinearModel.fit(tri_x, tri_y, self.seed),
+                       "local": LinearModel.fit(loc_x or [{}], loc_y or [0], self.seed)}
         return self
 
     def predict(self, g: Metagraph) -> Prediction:
@@ -306,7 +339,7 @@ class FeatureModel:
         pairs, rows = _pair_rows(g)
         if not pairs:
             return ()
-        classes, p = _proba(self.models["step"], rows)
+        classes, p = self.models["step"].proba(rows)
         none = classes.index("none") if "none" in classes else None
         steps = []
         for a in g.sids:  # each sentence makes at most one step: its most likely non-none one
@@ -327,14 +360,14 @@ class FeatureModel:
 
     def _nodes(self, g: Metagraph):
         sids = g.sids
-        classes, p = _proba(self.models["degree"], [_indicator_features(g.nodes[s].text) for s in sids])
+        classes, p = self.models["degree"].proba([_indicator_features(g.nodes[s].text) for s in sids])
         degrees = {s: int(classes[int(np.argmax(row))]) for s, row in zip(sids, p)}
         triples = {}
         for sid, node in g.nodes.items():
             pairs, rows = _var_pair_rows(node)
             found = []
             if pairs:
-                classes, p = _proba(self.models["triple"], rows)
+                classes, p = self.models["triple"].proba(rows)
                 links = [(a, classes[int(np.argmax(row))], b) for (a, b), row in zip(pairs, p)]
                 links = [x for x in links if x[1] != "none"]
                 ops = self._local(node, sorted({v for a, _, b in links for v in (a, b)}))
@@ -346,5 +379,5 @@ class FeatureModel:
         """Local unary operators of the given variables."""
         if not variables:
             return {}
-        classes, p = _proba(self.models["local"], [_indicator_features(node.spans.get(v, "")) for v in variables])
+        classes, p = self.models["local"].proba([_indicator_features(node.spans.get(v, "")) for v in variables])
         return {v: _LABEL_OPS[int(classes[int(np.argmax(row))])] for v, row in zip(variables, p)}

@@ -16,13 +16,20 @@ labels come in many forms (``A.``, ``A．``, ``A，``, ``A、``, ``A:``, ``A?``,
 that belongs to the text ("Country A.H will ..."); a label is therefore removed only where it is
 the letter expected at that line (or the four labels of a block are a permutation of ABCD).
 
+A block repeated word for word (paragraph, question and options) is refused: the release has none.
+
 LogiQA 2.0 (csitfun/LogiQA2.0) is a re-translated, larger release whose dev and test files are
 JSON Lines with ``id, answer, text, question, options, type``; many of its items are the same
 exam questions as LogiQA 1.0 items, translated again. :func:`match_items` finds them.
+Tolerated variant: the release gives the same ``id`` to two *different* questions (2 ids in
+dev.txt, 4 in test.txt), so a repeated ``id`` is refused only when the whole record repeats.
+``type`` lists the reasoning types flagged ``true``; it may be absent (the OOD test file has none),
+but then from every line.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -32,7 +39,8 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import DataFormatError
-from .io import iter_jsonl, require_fields
+from .io import (UniqueKeys, check_type, iter_jsonl, optional_fields, read_text, require_all_or_none,
+                 require_fields, require_index, require_items)
 from .records import MCItem
 from .registry import dataset_dir, dataset_file
 
@@ -104,16 +112,13 @@ def parse_logiqa_txt(path: Path, *, split: str, lang: str, label_mode: str = "la
     if label_mode not in LABEL_MODES:
         raise ValueError(f"label_mode must be one of {LABEL_MODES}, got {label_mode!r}")
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise DataFormatError(path, f"not UTF-8 text: {e.reason} at byte {e.start}") from None
-    lines = text.replace("\r\n", "\n").split("\n")
+    lines = read_text(path).replace("\r\n", "\n").split("\n")
     while lines and not lines[-1].strip():  # a final newline or trailing blank lines
         lines.pop()
     if not lines:
         raise DataFormatError(path, "the file has no questions")
     items = []
+    blocks = UniqueKeys(path, "block")
     for b, start in enumerate(range(0, len(lines), 8)):
         block = lines[start:start + 8]
         lineno = start + 1  # 1-based number of the block's first line
@@ -132,6 +137,8 @@ def parse_logiqa_txt(path: Path, *, split: str, lang: str, label_mode: str = "la
         for k in range(4):
             if not block[4 + k].strip():
                 raise DataFormatError(path, f"option {LETTERS[k]} line is empty", line=lineno + 4 + k)
+        blocks.add(tuple(line.strip() for line in block[2:8]), f"line {lineno + 1}", line=lineno + 1,
+                   shown="(the same paragraph, question and options)")
         parsed = parse_options(block[4:8])
         if label_mode == "label":
             options, label = parsed.texts, "abcd".index(answer)
@@ -188,24 +195,25 @@ def parse_logiqa2_jsonl(path: Path, *, split: str) -> list[MCItem]:
     """LogiQA 2.0 JSON Lines; ``meta["types"]`` holds the reasoning types flagged true."""
     path = Path(path)
     items = []
+    records = UniqueKeys(path, "record")
+    has_types = []
     for lineno, obj in iter_jsonl(path):
         item_id = str(obj.get("id", lineno))
-        require_fields(obj, {"answer": int, "text": str, "question": str, "options": list}, path,
-                       line=lineno, item=item_id)
+        where = {"line": lineno, "item": item_id}
+        require_fields(obj, {"id": int, "answer": int, "text": str, "question": str, "options": list}, path, **where)
+        optional_fields(obj, {"type": dict}, path, **where)
+        has_types.append(("type" in obj, where))
+        records.add(json.dumps(obj, sort_keys=True), f"line {lineno}", shown="(the same line repeated)", **where)
         options = obj["options"]
         if len(options) != 4 or not all(isinstance(o, str) and o.strip() for o in options):
-            raise DataFormatError(path, f"expected 4 non-empty option strings, got {options!r:.80}",
-                                  line=lineno, item=item_id)
-        if not 0 <= obj["answer"] < 4:
-            raise DataFormatError(path, f"answer {obj['answer']} is not an option index 0-3", line=lineno,
-                                  item=item_id)
+            raise DataFormatError(path, f"expected 4 non-empty option strings, got {options!r:.80}", **where)
+        require_index(obj["answer"], 4, path, what="answer", **where)
         raw_types = obj.get("type", {})
-        if not isinstance(raw_types, dict):
-            raise DataFormatError(path, "field 'type' should be an object of reasoning-type flags", line=lineno,
-                                  item=item_id)
         unknown = set(raw_types) - set(_TYPE_KEYS)
         if unknown:
-            raise DataFormatError(path, f"unknown reasoning type(s) {sorted(unknown)}", line=lineno, item=item_id)
+            raise DataFormatError(path, f"unknown reasoning type(s) {sorted(unknown)}", **where)
+        for name, flag in raw_types.items():
+            check_type(flag, bool, f"type.{name}", path, **where)
         types = tuple(sorted({_TYPE_KEYS[k] for k, v in raw_types.items() if v}, key=REASONING_TYPES.index))
         # The OOD test file prints labels ("A.The people ..."); dev and test do not.
         texts = []
@@ -215,11 +223,11 @@ def parse_logiqa2_jsonl(path: Path, *, split: str) -> list[MCItem]:
         items.append(MCItem(
             id=f"logiqa2-{split}-{item_id}", context=obj["text"].strip(), question=obj["question"].strip(),
             options=tuple(texts), label=obj["answer"],
-            meta={"lang": "en", "split": split, "line": lineno, "source_id": obj.get("id"), "types": types,
+            meta={"lang": "en", "split": split, "line": lineno, "source_id": obj["id"], "types": types,
                   "has_types": "type" in obj},
         ))
-    if not items:
-        raise DataFormatError(path, "the file has no questions")
+    require_items(items, path, "questions")
+    require_all_or_none(path, "type", has_types)
     return items
 
 

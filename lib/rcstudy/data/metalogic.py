@@ -14,6 +14,10 @@ A *metagraph* has three parts:
 The official release is three JSON Lines files (``metalogic_{train,dev,test}.json`` despite
 the suffix). :func:`load_split` reads them into :class:`Metagraph` records, checking every
 field (a malformed line raises :class:`~rcstudy.errors.DataFormatError` naming file and line).
+The redundant fields must agree: each node's ``degree_label`` with the degree of its
+``global_operators``, the sentences with ``meta_info`` context + option, and, where a line has
+the official ``gold_item`` copy, its ``proof_str`` and ``degree_str_dict`` with ``proof`` and the
+degree labels. An empty file and a repeated ``id_string`` are refused.
 
 The module also holds the text forms the models read and write: the linearisations of the
 paper's All-at-Once (:func:`once_source`, :func:`once_target`), Multitask
@@ -34,7 +38,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from ..errors import DataFormatError
-from .io import iter_jsonl, require_fields
+from .io import UniqueKeys, iter_jsonl, optional_fields, require_fields, require_items
 from .registry import dataset_file
 
 SPLITS = ("train", "dev", "test")
@@ -259,20 +263,19 @@ def load_split(split: str) -> list[Metagraph]:
 def load_metagraphs(path: Path) -> list[Metagraph]:
     """Read a MetaLogic JSON Lines file; any departure from the official format raises DataFormatError."""
     path = Path(path)
-    graphs, seen = [], {}
+    graphs, ids = [], UniqueKeys(path, "id_string")
     for line, obj in iter_jsonl(path):
         g = _parse_item(obj, path, line)
-        if g.id in seen:
-            raise DataFormatError(path, f"duplicate id_string (first on line {seen[g.id]})", line=line, item=g.id)
-        seen[g.id] = line
+        ids.add(g.id, f"line {line}", line=line, item=g.id)
         graphs.append(g)
-    return graphs
+    return list(require_items(graphs, path, "metagraphs"))
 
 
 def _parse_item(obj: dict, path: Path, line: int) -> Metagraph:
     item = obj.get("id_string") if isinstance(obj.get("id_string"), str) else None
     require_fields(obj, {"id_string": str, "sent_dict": dict, "proof": str, "meta_info": dict}, path,
                    line=line, item=item)
+    optional_fields(obj, {"gold_item": dict}, path, line=line, item=item)
 
     def fail(problem: str):
         raise DataFormatError(path, problem, line=line, item=item)
@@ -294,7 +297,21 @@ def _parse_item(obj: dict, path: Path, line: int) -> Metagraph:
         for sid in (s.pre, s.con):
             if sid not in nodes:
                 fail(f"proof step {s.text!r} names {sid}, which is not in sent_dict")
+    if "gold_item" in obj:
+        _check_gold_item(obj["gold_item"], obj["proof"], nodes, fail)
     return Metagraph(obj["id_string"], nodes, tuple(steps), meta["question"], f"{path.name}:{line}")
+
+
+def _check_gold_item(gold: dict, proof: str, nodes: Mapping[str, "Node"], fail) -> None:
+    """The release's ``gold_item`` repeats the proof and the degrees as strings: they must agree."""
+    if gold.get("proof_str") != proof:
+        fail("gold_item.proof_str differs from proof")
+    degrees = gold.get("degree_str_dict")
+    if not isinstance(degrees, dict) or set(degrees) != set(nodes):
+        fail("gold_item.degree_str_dict should give one degree word per sentence of sent_dict")
+    for sid, n in nodes.items():
+        if degrees[sid] != DEGREE_WORDS[n.degree]:
+            fail(f"{sid}: gold_item.degree_str_dict says {degrees[sid]!r} but degree_label is {n.degree}")
 
 
 def _parse_node(sid: str, entry, fail) -> Node:
@@ -312,6 +329,9 @@ def _parse_node(sid: str, entry, fail) -> Node:
         fail(f"{sid}: unknown global operator in {list(global_ops)} (expected {', '.join(UNARY)})")
     if info["degree_label"] not in range(5):
         fail(f"{sid}: degree_label {info['degree_label']} is not 0–4")
+    if degree_of(global_ops) != info["degree_label"]:
+        fail(f"{sid}: degree_label {info['degree_label']} contradicts global_operators {list(global_ops)} "
+             f"(degree {degree_of(global_ops)})")
     text_with_vars = info["inner_sent_w_variables"]
     variables = set(_VAR_MARK.findall(text_with_vars))
     triples = []
@@ -322,6 +342,8 @@ def _parse_node(sid: str, entry, fail) -> Node:
         pre_ops, pre, rel, con_ops, con = t
         if not (isinstance(pre_ops, list) and isinstance(con_ops, list)):
             fail(f"{where}: operator lists must be lists")
+        if not all(isinstance(x, str) for x in (pre, rel, con)):
+            fail(f"{where}: the variables and the relation must be strings")
         if any(o not in UNARY for o in pre_ops + con_ops):
             fail(f"{where}: unknown unary operator in {pre_ops + con_ops}")
         rel = BINARY_ALIASES.get(rel, rel)

@@ -14,11 +14,16 @@ a map ``id_string → index``.
 
 Copies made by other tools are read too: JSON Lines instead of one array, ``label`` as an int,
 a numeric string or a letter A-D, ``question_type`` as an index or a name, and side files
-``{id_string: label}`` / ``{id_string: type}`` for test labels or types held privately. A
-missing label is kept as ``None`` (never scored as option 0). Every malformed item raises
-:class:`~rcstudy.errors.DataFormatError` naming the file, the line (JSON Lines) or item, and
-the problem; a split whose size differs from the official one only warns, so subsampled
-copies load.
+``{id_string: label}`` / ``{id_string: type}`` for test labels or types held privately.
+
+Every item of a labelled split (train, val; any file whose name does not start with ``test``)
+must have a valid ``label``: a missing, ``null``, ``true``/``false`` or out-of-range label is an
+error, never a default. ``label`` (in the unlabelled test split) and ``question_type`` are each
+given by every item of a file or by none (``null`` counts as not given). A file with no items, a
+repeated ``id_string``, a field of the wrong type, and a ``question_type`` that contradicts
+``question_types.json`` (or a label that contradicts the labels side file) raise :class:`~rcstudy.errors.DataFormatError`
+naming the file, the line (JSON Lines) or item, and the problem; a split whose size differs from
+the official one only warns, so subsampled copies load.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from ..errors import DataFormatError
-from .io import iter_jsonl, read_json, require_fields
+from .io import UniqueKeys, iter_jsonl, read_json, require_all_or_none, require_fields, require_items
 from .records import MCItem
 from .registry import dataset_dir, dataset_file
 
@@ -56,9 +61,13 @@ class SplitSizeWarning(UserWarning):
     """A split file holds a different number of items than the official release."""
 
 
-def parse_label(value: Any, path: Path, *, line: int | None = None, item: str | None = None) -> int | None:
-    """``label`` as an option index 0-3: an int, a numeric string or a letter; ``None`` if absent."""
+def parse_label(value: Any, path: Path, *, line: int | None = None, item: str | None = None,
+                required: bool = False) -> int | None:
+    """``label`` as an option index 0-3: an int, a numeric string or a letter; ``None`` if absent
+    (an error if ``required``)."""
     if value is None:
+        if required:
+            raise DataFormatError(path, "missing label (this split is labelled)", line=line, item=item)
         return None
     index = None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -95,6 +104,8 @@ def _records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
         head = f.read(4096).lstrip()
     if head.startswith(b"["):
         data = read_json(path)
+        if not isinstance(data, list):
+            raise DataFormatError(path, f"the file is not a JSON array of items but a {type(data).__name__}")
         for k, obj in enumerate(data):
             name = obj.get("id_string") if isinstance(obj, dict) else None
             yield None, name if isinstance(name, str) else f"#{k}", obj
@@ -104,15 +115,19 @@ def _records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
             yield line, name if isinstance(name, str) else None, obj
 
 
-def read_split_file(path: Path | str) -> list[MCItem]:
+def read_split_file(path: Path | str, labelled: bool | None = None) -> list[MCItem]:
     """Parse and validate one split file (JSON array or JSON Lines) into items.
 
+    ``labelled`` (default: the file name does not start with ``test``) makes ``label`` required.
     ``meta`` holds ``question_type`` (a name, or ``None`` when the file gives none) and
     ``line`` (JSON Lines only).
     """
     path = Path(path)
+    if labelled is None:
+        labelled = not path.name.startswith("test")
     items: list[MCItem] = []
-    seen: dict[str, str] = {}
+    ids = UniqueKeys(path, "id_string")
+    present: dict[str, list[tuple[bool, dict]]] = {"label": [], "question_type": []}
     for k, (line, name, obj) in enumerate(_records(path)):
         where = {"line": line, "item": name}
         if not isinstance(obj, dict):
@@ -124,16 +139,18 @@ def read_split_file(path: Path | str) -> list[MCItem]:
         if not all(isinstance(a, str) for a in answers):
             raise DataFormatError(path, "every entry of 'answers' should be a string", **where)
         ident = obj["id_string"]
-        here = f"line {line}" if line is not None else f"position {k}"
-        if ident in seen:
-            raise DataFormatError(path, f"duplicate id_string {ident!r} (first at {seen[ident]})", **where)
-        seen[ident] = here
+        ids.add(ident, f"line {line}" if line is not None else f"position {k}", **where)
+        for field in present:
+            present[field].append((obj.get(field) is not None, where))
         qtype = obj.get("question_type")
         meta = {"question_type": None if qtype is None else parse_question_type(qtype, path, **where)}
         if line is not None:
             meta["line"] = line
         items.append(MCItem(ident, obj["context"], obj["question"], tuple(answers),
-                            parse_label(obj.get("label"), path, **where), meta))
+                            parse_label(obj.get("label"), path, required=labelled, **where), meta))
+    require_items(items, path)
+    for field, flags in present.items():
+        require_all_or_none(path, field, flags)
     return items
 
 
@@ -162,7 +179,7 @@ def load_split(split: str, *, labels_file: Path | str | None = None, types_file:
     if split not in SPLITS:
         raise ValueError(f"unknown ReClor split {split!r}; choose one of {', '.join(SPLITS)}")
     path = dataset_file(DATASET, f"{split}.json")
-    items = read_split_file(path)
+    items = read_split_file(path, labelled=split != "test")
     if len(items) != EXPECTED_SIZES[split]:
         warnings.warn(f"{path}: {len(items)} items, the official {split} split has {EXPECTED_SIZES[split]}",
                       SplitSizeWarning, stacklevel=2)
@@ -173,11 +190,15 @@ def load_split(split: str, *, labels_file: Path | str | None = None, types_file:
     out = []
     for it in items:
         meta = dict(it.meta)
-        if meta["question_type"] is None and it.id in types:
-            meta["question_type"] = parse_question_type(types[it.id], types_path, item=it.id)
+        if it.id in types:
+            listed = parse_question_type(types[it.id], types_path, item=it.id)
+            if meta["question_type"] not in (None, listed):
+                raise DataFormatError(path, f"question_type {meta['question_type']!r} contradicts {listed!r} "
+                                            f"in {types_path.name}", line=meta.get("line"), item=it.id)
+            meta["question_type"] = listed
         label = it.label
         if it.id in labels:
-            given = parse_label(labels[it.id], labels_path, item=it.id)
+            given = parse_label(labels[it.id], labels_path, item=it.id, required=True)
             if label is not None and given != label:
                 raise DataFormatError(labels_path, f"label {given} contradicts {label} in {path.name}", item=it.id)
             label = given

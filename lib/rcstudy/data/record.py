@@ -11,6 +11,15 @@ Layouts read (``load_file`` picks the reader from the file):
 * the official **explorer** pages (``examples.json``): one HTML page per query, gold entities marked
   with the class ``correct-answer``.
 
+Checks. Every file must hold at least one query; passage and query ids (``id``/``idx``; CLUES and
+explorer ``id``) and the passage's news ``source`` are required, ids unique within a file; every query of a labelled file (all but
+the official and SuperGLUE ``test`` files) has at least one answer, and each answer's ``text`` must
+be the passage text at its span (``start``..``end``, or CLUES' ``answer_start`` + its length): a
+contradiction raises :class:`~rcstudy.errors.DataFormatError` naming file, line or item. Fields the
+loader does not use (CLUES' ``is_impossible``, the explorer's ``idx``) are still
+type-checked, and a CLUES query marked ``is_impossible`` is refused (ReCoRD queries always have an
+answer).
+
 Conventions. In the files an entity or answer ``end`` is *inclusive*; here :class:`Entity` spans are
 Python-style (end exclusive). Highlight bullets, written ``@highlight\\n`` in the raw text, are
 rendered as ``- `` bullets *after* the spans have been read, and every span is moved with them.
@@ -26,7 +35,7 @@ from typing import Iterable
 
 from ..errors import DataFileMissing, DataFormatError
 from ..settings import data_dir
-from .io import iter_jsonl, read_json, require_fields
+from .io import UniqueKeys, iter_jsonl, optional_fields, read_json, read_text, require_fields, require_items
 from .records import ClozeQuery, Entity
 
 PLACEHOLDER = "@placeholder"
@@ -99,15 +108,26 @@ def _answers(raw: str, answers: list, path: Path, line: int | None, item: str) -
             raise DataFormatError(path, f"answer {k} should be an object", line=line, item=item)
         require_fields(a, {"start": int, "end": int, "text": str}, path, line=line, item=f"{item}, answer {k}")
         (span,) = _spans(raw, [(a["start"], a["end"])], path, line, item, f"answer {k}")
-        out.append((a["text"], span))
+        out.append((_answer_text(raw, a["text"], span, path, line, item, k), span))
     return out
 
 
+def _answer_text(raw: str, text: str, span: tuple[int, int], path: Path, line: int | None, item: str,
+                 k: int) -> str:
+    """An answer's ``text``, which must be the passage text at its (end-exclusive) span."""
+    if raw[span[0]:span[1]] != text:
+        raise DataFormatError(path, f"answer {k}: text {text[:40]!r} differs from the passage text "
+                                    f"{raw[span[0]:span[1]][:40]!r} at its span ({span[0]}, {span[1] - 1})",
+                              line=line, item=item)
+    return text
+
+
 def _passage_queries(p: dict, path: Path, line: int | None, *, id_key: str, source: str,
-                     labelled: bool, position: int) -> list[ClozeQuery]:
+                     labelled: bool, position: int, query_ids: UniqueKeys) -> list[ClozeQuery]:
     """The queries of one passage record (official and SuperGLUE layouts share this shape)."""
     pid = str(p.get(id_key, f"#{position}"))
-    require_fields(p, {"passage": dict, "qas": list}, path, line=line, item=pid)
+    id_type = str if id_key == "id" else int
+    require_fields(p, {id_key: id_type, "source": str, "passage": dict, "qas": list}, path, line=line, item=pid)
     require_fields(p["passage"], {"text": str, "entities": list}, path, line=line, item=pid)
     raw = p["passage"]["text"]
     for k, e in enumerate(p["passage"]["entities"]):
@@ -121,13 +141,16 @@ def _passage_queries(p: dict, path: Path, line: int | None, *, id_key: str, sour
         if not isinstance(qa, dict):
             raise DataFormatError(path, f"query {k} should be an object", line=line, item=pid)
         qid = str(qa.get(id_key, f"{pid}-{k}"))
-        require_fields(qa, {"query": str}, path, line=line, item=qid)
+        require_fields(qa, {id_key: id_type, "query": str}, path, line=line, item=qid)
+        query_ids.add(qa[id_key], f"passage {pid}", line=line, item=qid)
         if labelled or "answers" in qa:
             require_fields(qa, {"answers": list}, path, line=line, item=qid)
+        if labelled and not qa["answers"]:
+            raise DataFormatError(path, "no answer (this file is labelled)", line=line, item=qid)
         answers = _answers(raw, qa.get("answers", []), path, line, qid)
         out.append(_build(f"{source}:{qid}" if id_key == "idx" else qid, raw, rendered, ents,
                           _query(qa["query"], path, line, qid), answers, source,
-                          {"passage_id": pid, "news_source": p.get("source", ""), "file": path.name}))
+                          {"passage_id": pid, "news_source": p["source"], "file": path.name}))
     return out
 
 
@@ -141,23 +164,28 @@ def load_official(path: Path, source: str = "official") -> list[ClozeQuery]:
     path = Path(path)
     doc = read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
-        raise DataFormatError(path, 'expected an object with a "data" list (official ReCoRD layout)')
+        raise DataFormatError(path, 'the file is not an object with a "data" list (official ReCoRD layout)')
     out = []
+    passage_ids, query_ids = UniqueKeys(path, "passage id"), UniqueKeys(path, "query id")
     for i, p in enumerate(doc["data"]):
         if not isinstance(p, dict):
             raise DataFormatError(path, "passage record should be an object", item=str(i))
-        out += _passage_queries(p, path, None, id_key="id", source=source, labelled=_labelled(path), position=i)
-    return out
+        out += _passage_queries(p, path, None, id_key="id", source=source, labelled=_labelled(path), position=i,
+                                query_ids=query_ids)
+        passage_ids.add(p["id"], f"position {i}", item=p["id"])
+    return list(require_items(out, path, "queries"))
 
 
 def load_superglue(path: Path, source: str = "superglue") -> list[ClozeQuery]:
     """SuperGLUE/FewGLUE JSON Lines: one passage with its queries per line."""
     path = Path(path)
     out = []
+    passage_ids, query_ids = UniqueKeys(path, "passage idx"), UniqueKeys(path, "query idx")
     for line, p in iter_jsonl(path):
         out += _passage_queries(p, path, line, id_key="idx", source=source, labelled=_labelled(path),
-                                position=line)
-    return out
+                                position=line, query_ids=query_ids)
+        passage_ids.add(p["idx"], f"line {line}", line=line, item=str(p["idx"]))
+    return list(require_items(out, path, "queries"))
 
 
 def unwrap_clues_question(question: str, path: Path, line: int | None = None, item: str | None = None) -> str:
@@ -172,10 +200,16 @@ def load_clues(path: Path, source: str = "clues") -> list[ClozeQuery]:
     """CLUES lines; CLUES keeps one gold answer per query (its other mentions are not listed)."""
     path = Path(path)
     out = []
+    ids = UniqueKeys(path, "id")
     for line, d in iter_jsonl(path):
         qid = str(d.get("id", line))
         require_fields(d, {"id": str, "context": str, "entities": list, "question": str, "answer": list},
                        path, line=line, item=qid)
+        optional_fields(d, {"is_impossible": bool}, path, line=line, item=qid)
+        if d.get("is_impossible"):
+            raise DataFormatError(path, "is_impossible is true, but every ReCoRD query has an answer",
+                                  line=line, item=qid)
+        ids.add(qid, f"line {line}", line=line, item=qid)
         raw = d["context"]
         for k, e in enumerate(d["entities"]):
             if not isinstance(e, dict):
@@ -191,14 +225,14 @@ def load_clues(path: Path, source: str = "clues") -> list[ClozeQuery]:
                 raise DataFormatError(path, f"answer {k} is empty", line=line, item=qid)
             (span,) = _spans(raw, [(a["answer_start"], a["answer_start"] + len(a["text"]) - 1)],
                              path, line, qid, f"answer {k}")
-            answers.append((a["text"], span))
+            answers.append((_answer_text(raw, a["text"], span, path, line, qid, k), span))
         if not answers:
             raise DataFormatError(path, "no gold answer", line=line, item=qid)
         query = unwrap_clues_question(d["question"], path, line, qid)
         out.append(_build(qid, raw, render_passage(raw), ents, query, answers, source,
                           {"passage_id": qid.rsplit("_", 1)[0], "news_source": "", "file": path.name,
                            "answers_complete": False}))
-    return out
+    return list(require_items(out, path, "queries"))
 
 
 class _ExplorerPage(HTMLParser):
@@ -289,17 +323,20 @@ def load_explorer(path: Path, source: str = "explorer") -> list[ClozeQuery]:
     path = Path(path)
     pages = read_json(path)
     if not isinstance(pages, list):
-        raise DataFormatError(path, "expected a JSON list of example pages")
+        raise DataFormatError(path, "the file is not a JSON list of example pages")
     out = []
+    ids = UniqueKeys(path, "id")
     for i, page in enumerate(pages):
         item = str(page.get("id", i)) if isinstance(page, dict) else str(i)
         if not isinstance(page, dict):
             raise DataFormatError(path, "example should be an object", item=item)
         require_fields(page, {"id": str, "html": str}, path, item=item)
+        optional_fields(page, {"idx": str}, path, item=item)
+        ids.add(page["id"], f"position {i}", item=item)
         raw, spans, query, answers = parse_explorer_page(page["html"], path, item)
         out.append(_build(page["id"], raw, render_passage(raw), spans, query, answers, source,
                           {"passage_id": page["id"].split("-")[0], "news_source": "", "file": path.name}))
-    return out
+    return list(require_items(out, path, "example pages"))
 
 
 # --------------------------------------------------------------------------- the data folder
@@ -354,7 +391,7 @@ def load_file(path: Path, source: str | None = None) -> list[ClozeQuery]:
             first = next(iter_jsonl(path), (None, {}))[1]
             source = "clues" if "context" in first else "superglue"
         else:
-            doc_head = path.read_text(encoding="utf-8", errors="replace")[:200].lstrip()
+            doc_head = read_text(path)[:200].lstrip()
             source = "explorer" if doc_head.startswith("[") else "official"
     return READERS[source](path, source=source)
 

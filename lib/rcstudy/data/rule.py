@@ -11,13 +11,23 @@ The official release (github.com/nii-cl/rule) has three kinds of files, read her
   (``true``: a *selective* subquestion, made from the correct option; ``false``: *eliminative*);
 * ``prompts.json`` — the few-shot exemplars and the zero-shot instruction used in the paper.
 
-Rows may also give the options as one list ``answers`` instead of ``answer0``..``answer3``.
-Subquestion ids (``train_1_sub4``) are not option indices: the main option is found by matching
-``main_question.option`` against the main question's options.
+Rows may also give the options as one list ``answers`` instead of ``answer0``..``answer3``; either
+way a question has exactly four options. Subquestion ids (``train_1_sub4``) are not option
+indices: the main option is found by matching ``main_question.option`` against the main
+question's options.
+
+Every file must hold at least one question, ids are unique, ``label`` is an integer option index
+(never ``true``/``false``), and the fields a subquestion repeats from its main question must agree
+with it: the id's prefix (``train_1`` of ``train_1_sub4``) with ``main_id``, ``main_question.context``
+with the main context, ``main_question.question`` with the main question, and
+``main_option_correctness`` with the main label. Tolerated variant: in the release three
+subquestions of ``train_1287`` quote the main question with ``>`` where ``mainq.jsonl`` has the
+HTML entity ``&gt;``, so questions are compared after HTML unescaping.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import warnings
 from dataclasses import dataclass, replace
@@ -27,11 +37,12 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ..errors import DataFileMissing, DataFormatError
-from .io import iter_jsonl, read_json, require_fields
+from .io import UniqueKeys, iter_jsonl, optional_fields, read_json, require_fields, require_index, require_items
 from .records import MCItem
 from .registry import DATASETS, dataset_dir, dataset_file
 
 NONE_OPTION = "None of the above choices"
+N_OPTIONS = 4
 
 #: Counts of the official release (nii-cl/rule, commit ace6fb6). :func:`check_release` compares a
 #: loaded copy with them and warns on any difference (expected for the small test fixtures).
@@ -129,32 +140,24 @@ def _options(obj: dict, path: Path, line: int, item: str) -> tuple[str, ...]:
             raise DataFormatError(path, f"options are not numbered answer0..answer{len(keys) - 1}: {keys}",
                                   line=line, item=item)
         options = [obj[k] for k in keys]
-    if len(options) < 2 or not all(isinstance(o, str) for o in options):
-        raise DataFormatError(path, "options must be at least two strings", line=line, item=item)
+    if len(options) != N_OPTIONS or not all(isinstance(o, str) for o in options):
+        raise DataFormatError(path, f"expected {N_OPTIONS} option strings, got {len(options)} options",
+                              line=line, item=item)
     return tuple(options)
 
 
-def _label(obj: dict, n_options: int, path: Path, line: int, item: str) -> int:
-    label = obj["label"]
-    if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < n_options:
-        raise DataFormatError(path, f"label {label!r} is not an option index 0..{n_options - 1}",
-                              line=line, item=item)
-    return label
-
-
 def _read_mains(path: Path) -> list[MCItem]:
-    mains, seen = [], set()
+    mains, ids = [], UniqueKeys(path, "main question id")
     for line, obj in iter_jsonl(path):
         require_fields(obj, {"id": str}, path, line=line)
         item = obj["id"]
         require_fields(obj, {"context": str, "question": str, "label": int}, path, line=line, item=item)
-        if item in seen:
-            raise DataFormatError(path, "duplicate main question id", line=line, item=item)
-        seen.add(item)
+        ids.add(item, f"line {line}", line=line, item=item)
         options = _options(obj, path, line, item)
         mains.append(MCItem(item, obj["context"], obj["question"], options,
-                            _label(obj, len(options), path, line, item), {"source_line": line}))
-    return mains
+                            require_index(obj["label"], len(options), path, line=line, item=item),
+                            {"source_line": line}))
+    return list(require_items(mains, path, "main questions"))
 
 
 def _read_subs(path: Path, split: int | None, mains: Mapping[str, MCItem], seen: set[str]) -> list[MCItem]:
@@ -166,12 +169,22 @@ def _read_subs(path: Path, split: int | None, mains: Mapping[str, MCItem], seen:
                              "main_question": dict, "main_option_correctness": bool},
                        path, line=line, item=item)
         require_fields(obj["main_question"], {"question": str, "option": str}, path, line=line, item=item)
+        optional_fields(obj["main_question"], {"context": str}, path, line=line, item=item)
         if item in seen:
             raise DataFormatError(path, "duplicate subquestion id", line=line, item=item)
         seen.add(item)
         main = mains.get(obj["main_id"])
         if main is None:
             raise DataFormatError(path, f"main_id {obj['main_id']!r} is not in mainq.jsonl", line=line, item=item)
+        if item.rsplit("_sub", 1)[0] != main.id:
+            raise DataFormatError(path, f"the id names main question {item.rsplit('_sub', 1)[0]!r} but main_id "
+                                        f"is {main.id!r}", line=line, item=item)
+        if obj["main_question"].get("context", main.context) != main.context:
+            raise DataFormatError(path, f"main_question.context differs from the context of {main.id}",
+                                  line=line, item=item)
+        if html.unescape(obj["main_question"]["question"]) != html.unescape(main.question):
+            raise DataFormatError(path, f"main_question.question differs from the question of {main.id}",
+                                  line=line, item=item)
         option_text = obj["main_question"]["option"]
         matches = [i for i, o in enumerate(main.options) if o.strip() == option_text.strip()]
         if not matches:
@@ -184,7 +197,7 @@ def _read_subs(path: Path, split: int | None, mains: Mapping[str, MCItem], seen:
                 path, f"main_option_correctness={selective} but option {main_option} of {main.id} is "
                 f"{'the right' if main_option == main.label else 'a wrong'} answer", line=line, item=item)
         options = _options(obj, path, line, item)
-        label = _label(obj, len(options), path, line, item)
+        label = require_index(obj["label"], len(options), path, line=line, item=item)
         none_at = [i for i, o in enumerate(options) if o.strip() == NONE_OPTION]
         subs.append(MCItem(item, obj["context"], obj["question"], options, label, {
             "main_id": main.id, "split": split, "main_option": main_option, "selective": selective,
@@ -192,7 +205,7 @@ def _read_subs(path: Path, split: int | None, mains: Mapping[str, MCItem], seen:
             "main_question": obj["main_question"]["question"], "main_option_text": main.options[main_option],
             "context_matches_main": obj["context"] == main.context, "source_line": line,
         }))
-    return subs
+    return list(require_items(subs, path, "subquestions"))
 
 
 def _require(folder: Path | None, name: str) -> Path:

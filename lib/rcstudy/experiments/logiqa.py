@@ -1,6 +1,7 @@
 """The LogiQA chapter's pipeline: data diagnostics, statistics, reasoning-type labels, the
 rule-based, from-scratch and pretrained systems, and the paper's analyses (ablation, transfer,
-length, lexical overlap, reasoning types).
+length, lexical overlap, reasoning types). :func:`run` computes everything the page shows from a
+:class:`Config`.
 
 Every system ends up as a :class:`Predictions`: for each evaluated split (``"en-eval"``,
 ``"en-test"``, ``"zh-eval"``, ``"zh-test"``) an array (seeds × items) of predicted option
@@ -10,30 +11,133 @@ analyses then average over seeds item by item, so every table is computed the sa
 
 from __future__ import annotations
 
-import json
 import re
+import warnings
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .. import exports, papers, sampling
 from ..baselines import lexical
+from ..baselines.option_lm import option_logliks
 from ..baselines.readers import READERS, ReaderConfig, train_reader_cached
-from ..cache import atomic_write_bytes, cached, file_checksum
+from ..cache import file_checksum
+from ..config import ChapterConfig, param, section
 from ..data import logiqa as lq
+from ..data import reclor
 from ..data.records import MCItem
+from ..errors import DataFileMissing
 from ..models import mc
+from ..models.sequential import finetune_stages_predict
+from ..papers.logiqa import TYPE_NAMES
+from ..prompts.logiqa import ABLATION_FIELDS, ablation_items
+from ..report import ChapterResults, ClaimLog, paper_vs_ours
 from ..runtime import Runtime
-from ..settings import exports_dir
-from ..stats import Interval, MeanSD, bootstrap_ci, mean_sd
+from ..stats import Interval, MeanSD, bootstrap_ci, mean_sd, paired_difference
 
+P = "logiqa"
 SPLIT_COLUMNS = {"en-eval": "LogiQA Dev", "en-test": "LogiQA Test", "zh-eval": "Chinese Dev", "zh-test": "Chinese Test"}
 LENGTH_BINS = (0, 100, 150, 200, np.inf)
 LENGTH_LABELS = ("(0,100]", "(100,150]", "(150,200]", "(200,+∞)")
 EXPORT_FILE = "logiqa_predictions.json"
+ROW_NAMES = {"bert-base-uncased": "BERT", "roberta-base": "RoBERTa"}  # our systems that play a paper row
+DEDUP_SENSITIVITY = (0.2, 0.3, 0.4, 0.5, 0.7, 0.9)  # thresholds whose removals the training-data text reports
+EXACT_COPY = 0.95  # paragraph similarity above which a LogiQA 2.0 item is (almost) an exact copy
+Ablation = Literal["no paragraph", "no question", "options only"]
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Which LogiQA 1.0 files are read, and how the training set and the type labels are built."""
+
+    languages: tuple[Literal["en", "zh"], ...] = param(("en", "zh"), "LogiQA 1.0 languages read (Chinese: rule-based rows)")
+    dedup_threshold: float = param(0.3, "TF-IDF cosine of paragraphs: LogiQA 2.0 items at or above it are dropped")
+    match_threshold: float = param(0.5, "TF-IDF cosine of whole items: LogiQA 2.0 type labels for LogiQA 1.0 test items")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The evaluation subsamples, and the seed of every sample the chapter draws."""
+
+    n_dev: int | None = param(40, "Eval questions the encoder is scored on (None: all 651)")
+    n_test_sub: int | None = param(50, "Test questions for ablations, transfer and the LM (None: all 651)")
+    seed: int = param(0, "seed of every draw: training questions, the Eval and Test subsamples, ReClor questions")
+
+
+@dataclass(frozen=True)
+class Readers:
+    """The neural readers trained from scratch (the paper's SAR, GA and Co-Matching rows)."""
+
+    names: tuple[Literal["sar", "ga", "comatch"], ...] = param(("sar", "ga", "comatch"), "readers trained: Stanford attentive, gated-attention, co-matching")
+    seeds: tuple[int, ...] = param((0,), "seeds of the from-scratch readers")
+    n_train: int | None = param(400, "training questions for the readers (None: all)")
+    epochs: int = param(2, "training epochs (the best epoch on Eval is kept)")
+    hidden: int = param(64, "hidden size")
+    max_passage: int = param(200, "paragraph tokens kept")
+    glove_path: str | None = param(None, "a local glove.6B.100d.txt; None: random embeddings")
+
+    def config(self, model: str, seed: int) -> ReaderConfig:
+        return ReaderConfig(model=model, seed=seed, hidden=self.hidden, epochs=self.epochs,
+                            max_passage=self.max_passage, glove_path=self.glove_path)
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """The fine-tuned multiple-choice encoder (the paper's RoBERTa role): Table 3, the ablations,
+    transfer and the analyses."""
+
+    model: str = param("minilm-l6", "the fine-tuned encoder (full: a Hub name)")
+    extra_models: tuple[str, ...] = param((), "more encoders for Table 3 only (full: bert-base-uncased)")
+    seeds: tuple[int, ...] = param((0,), "encoder seeds (also of the ablated and transfer runs)")
+    n_train: int | None = param(64, "training questions for the encoder (None: all)")
+    max_length: int = param(128, "tokens per option sequence")
+    epochs: float = param(1, "training epochs")
+    lr: float = param(3e-5, "peak learning rate")
+    batch_size: int = param(8, "questions per optimiser step")
+
+    def mc(self, seed: int, fields: str = "CQA") -> mc.MCConfig:
+        """The engine's configuration for one seed and input (the only place it is built)."""
+        return mc.MCConfig(model=self.model, fields=fields, max_length=self.max_length, epochs=self.epochs,
+                           lr=self.lr, batch_size=self.batch_size, seed=seed)
+
+
+@dataclass(frozen=True)
+class LM:
+    """The causal LM scored zero-shot by option log-likelihood (a modern row, not in the paper)."""
+
+    model: str = param("smollm2-135m", "causal LM scored zero-shot (full: a Hub name)")
+    batch_size: int = param(8, "options scored per forward pass")
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Table 4: the encoder trained on ReClor (the source available here), then on LogiQA."""
+
+    n_source: int | None = param(50, "ReClor training questions (None: all 4,638)")
+
+
+@dataclass(frozen=True)
+class Config(ChapterConfig):
+    """The LogiQA chapter's parameters; the defaults are the quick profile (the book's)."""
+
+    chapter = "logiqa"
+    datasets = ("logiqa", "logiqa2")
+    dataset: Dataset = section(Dataset, "the LogiQA files read, deduplication and type matching")
+    sizes: Sizes = section(Sizes, "evaluation subsamples and the seed of every draw")
+    readers: Readers = section(Readers, "the neural readers trained from scratch")
+    encoder: Encoder = section(Encoder, "the fine-tuned multiple-choice encoder")
+    lm: LM = section(LM, "the zero-shot language model")
+    ablations: tuple[Ablation, ...] = param(("no paragraph", "no question", "options only"),
+                                            "partial inputs the encoder is retrained with (Figure 3)")
+    transfer: Transfer = section(Transfer, "transfer from ReClor (Table 4)")
 
 
 def key(lang: str, split: str) -> str:
@@ -59,14 +163,14 @@ class LogiQAData:
         return np.array([it.label for it in self.splits[split_key]])
 
 
-def load_data(languages: Sequence[str] = ("en", "zh"), *, dedup_threshold: float = 0.3) -> LogiQAData:
+def load_data(dataset: Dataset) -> LogiQAData:
     splits, position, files = {}, {}, []
-    for lang in languages:
+    for lang in dataset.languages:
         for split in ("eval", "test"):
             splits[key(lang, split)] = lq.load_logiqa(split, lang)
             position[key(lang, split)] = lq.load_logiqa(split, lang, label_mode="position")
             files.append(lq.logiqa_path(split, lang))
-    train = lq.training_set("en", threshold=dedup_threshold)
+    train = lq.training_set("en", threshold=dataset.dedup_threshold)
     logiqa2 = lq.load_logiqa2("dev") + lq.load_logiqa2("test")
     files += [lq.logiqa2_path("dev"), lq.logiqa2_path("test")]
     return LogiQAData(splits, position, train, logiqa2, sorted(set(files + train.files)))
@@ -186,7 +290,7 @@ class TypeLabels:
         return pd.Series({t: 100 * counts[t] / n for t in lq.REASONING_TYPES}, name=self.source)
 
 
-def type_labels(test: Sequence[MCItem], logiqa2: Sequence[MCItem], *, threshold: float = 0.5) -> dict[str, TypeLabels]:
+def type_labels(test: Sequence[MCItem], logiqa2: Sequence[MCItem], *, threshold: float) -> dict[str, TypeLabels]:
     """Two proxies for the unreleased labels: LogiQA 2.0's labels of the matched items, and cues."""
     matched = lq.match_items(test, logiqa2, threshold=threshold)
     return {
@@ -197,7 +301,7 @@ def type_labels(test: Sequence[MCItem], logiqa2: Sequence[MCItem], *, threshold:
     }
 
 
-def gold_agreement(test: Sequence[MCItem], logiqa2: Sequence[MCItem], *, threshold: float = 0.5) -> float:
+def gold_agreement(test: Sequence[MCItem], logiqa2: Sequence[MCItem], *, threshold: float) -> float:
     """Share of matched pairs whose right options also match (the LogiQA 1.0 gold option is most
     similar to the LogiQA 2.0 gold option): a check that the matching pairs the same questions."""
     matched = lq.match_items(test, logiqa2, threshold=threshold)
@@ -242,13 +346,6 @@ def restrict(pred: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return out
 
 
-def subsample(items: Sequence[MCItem], n: int | None, seed: int) -> np.ndarray:
-    """Sorted positions of a seeded random subsample (all positions when ``n`` is None or ≥ len)."""
-    if n is None or n >= len(items):
-        return np.arange(len(items))
-    return np.sort(np.random.default_rng(seed).choice(len(items), size=n, replace=False))
-
-
 def lexical_systems(data: LogiQAData) -> list[Predictions]:
     """Random (majority answer), word matching, sliding window and SW+D on every split."""
     systems = {"Word Matching": {}, "Sliding Window": {}, "Sliding Window + Distance": {}}
@@ -270,16 +367,15 @@ def majority_system(data: LogiQAData) -> Predictions:
                        {k: np.full((1, len(v)), top) for k, v in data.splits.items()})
 
 
-def reader_systems(data: LogiQAData, names: Sequence[str], seeds: Sequence[int], *, n_train: int | None,
-                   sample_seed: int = 0, device: str = "cpu", **cfg_kwargs) -> list[Predictions]:
-    """The from-scratch readers, trained on (a subsample of) the training set, early-stopped on
+def reader_systems(data: LogiQAData, readers: Readers, sample_seed: int, device: str = "cpu") -> list[Predictions]:
+    """The from-scratch readers, trained on (a sample of) the training set, early-stopped on
     English Eval, evaluated on English Eval and Test."""
-    train = [data.train.items[i] for i in subsample(data.train.items, n_train, sample_seed)]
+    train = sampling.draw(data.train.items, readers.n_train, sample_seed)
     dev, test = data.splits["en-eval"], data.splits["en-test"]
     out = []
-    for name in names:
-        runs = [train_reader_cached(ReaderConfig(model=name, seed=s, **cfg_kwargs), train, dev,
-                                    {"en-eval": dev, "en-test": test}, device) for s in seeds]
+    for name in readers.names:
+        runs = [train_reader_cached(readers.config(name, s), train, dev, {"en-eval": dev, "en-test": test}, device)
+                for s in readers.seeds]
         preds = {k: np.stack([r.logits[k].argmax(1) for r in runs]) for k in ("en-eval", "en-test")}
         out.append(Predictions(READERS[name][0], "Deep learning (re-impl.)", f"{len(train)} training questions",
                                preds, {"dev_curves": [r.dev_accuracy for r in runs],
@@ -288,157 +384,129 @@ def reader_systems(data: LogiQAData, names: Sequence[str], seeds: Sequence[int],
     return out
 
 
-@dataclass(frozen=True)
-class PLMSetup:
-    """What the fine-tuned encoder runs share: model, schedule, data sizes and seeds."""
-
-    model: str
-    seeds: tuple[int, ...]
-    n_train: int | None
-    n_dev: int | None  # Eval items the encoder is scored on (model selection, Table 3 dev)
-    n_test_sub: int | None  # Test items for ablations, transfer and LM scoring
-    max_length: int = 256
-    epochs: float = 1
-    lr: float = 2e-5
-    batch_size: int = 8
-    sample_seed: int = 0
-
-    def config(self, seed: int, fields: str = "CQA") -> mc.MCConfig:
-        return mc.MCConfig(model=self.model, fields=fields, max_length=self.max_length, epochs=self.epochs,
-                           lr=self.lr, batch_size=self.batch_size, seed=seed)
+def encoder_train_items(data: LogiQAData, encoder: Encoder, sizes: Sizes) -> list[MCItem]:
+    return sampling.draw(data.train.items, encoder.n_train, sizes.seed)
 
 
-def plm_train_items(data: LogiQAData, setup: PLMSetup) -> list[MCItem]:
-    return [data.train.items[i] for i in subsample(data.train.items, setup.n_train, setup.sample_seed)]
-
-
-def eval_positions(data: LogiQAData, setup: PLMSetup) -> dict[str, np.ndarray]:
-    """Positions scored by the encoder: a dev subsample, the whole test, and the test subsample."""
-    return {"en-eval": subsample(data.splits["en-eval"], setup.n_dev, setup.sample_seed),
+def eval_positions(data: LogiQAData, sizes: Sizes) -> dict[str, np.ndarray]:
+    """Positions scored by the encoder: an Eval sample, the whole Test, and the Test sample."""
+    return {"en-eval": sampling.draw_positions(len(data.splits["en-eval"]), sizes.n_dev, sizes.seed),
             "en-test": np.arange(len(data.splits["en-test"])),
-            "test-sub": subsample(data.splits["en-test"], setup.n_test_sub, setup.sample_seed + 1)}
+            "test-sub": sampling.draw_positions(len(data.splits["en-test"]), sizes.n_test_sub, sizes.seed + 1)}
 
 
-def plm_system(data: LogiQAData, setup: PLMSetup, rt: Runtime) -> Predictions:
-    """The fine-tuned encoder (the paper's BERT/RoBERTa rows) on Eval (subsample) and Test."""
-    train = plm_train_items(data, setup)
-    pos = eval_positions(data, setup)
+def plm_system(data: LogiQAData, encoder: Encoder, sizes: Sizes, rt: Runtime) -> Predictions:
+    """The fine-tuned encoder (the paper's BERT/RoBERTa rows) on Eval (sample) and Test."""
+    train = encoder_train_items(data, encoder, sizes)
+    pos = eval_positions(data, sizes)
     sets = {k: [data.splits[k][i] for i in pos[k]] for k in ("en-eval", "en-test")}
     preds, losses = {k: [] for k in sets}, []
-    for seed in setup.seeds:
-        out = mc.finetune_and_predict(setup.config(seed), train, sets, rt)
+    for seed in encoder.seeds:
+        out = mc.finetune_and_predict(encoder.mc(seed), train, sets, rt)
         for k in sets:
             preds[k].append(full_length(out[k].argmax(1), pos[k], len(data.splits[k])))
         losses.append(out["losses"])
-    return Predictions(setup.model, "Pre-trained (fine-tuned)", f"{len(train)} training questions",
+    return Predictions(encoder.model, "Pre-trained (fine-tuned)", f"{len(train)} training questions",
                        {k: np.stack(v) for k, v in preds.items()}, {"losses": losses})
 
 
-ABLATIONS = {
-    "full input": "CQA",
-    "no paragraph": "QA",  # [CLS] question option [SEP]
-    "no question": "CQA",  # [CLS] paragraph [SEP] option [SEP] (the question blanked)
-    "options only": "A",  # [CLS] option [SEP]
-}
-
-
-def ablation_items(items: Sequence[MCItem], ablation: str) -> list[MCItem]:
-    """The items as the ablated model sees them (only "no question" changes the items)."""
-    if ablation == "no question":
-        return [replace(it, question="") for it in items]
-    return list(items)
-
-
-def ablation_systems(data: LogiQAData, setup: PLMSetup, main: Predictions, ablations: Sequence[str],
+def ablation_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Predictions, ablations: Sequence[str],
                      rt: Runtime) -> list[Predictions]:
-    """Retrain and evaluate with partial input on the test subsample (Figure 3).
+    """Retrain and evaluate with partial input on the Test sample (Figure 3).
 
-    The full-input bar is the main model restricted to the same subsample.
+    The full-input bar is the main model restricted to the same sample.
     """
-    train = plm_train_items(data, setup)
-    pos = eval_positions(data, setup)["test-sub"]
+    train = encoder_train_items(data, encoder, sizes)
+    pos = eval_positions(data, sizes)["test-sub"]
     test = data.splits["en-test"]
     sub = [test[i] for i in pos]
     n = len(test)
     out = [Predictions("full input", main.category, main.trained_on, {"en-test": restrict(main.preds["en-test"], pos)})]
     for name in ablations:
-        fields = ABLATIONS[name]
         preds = []
-        for seed in setup.seeds:
-            logits = mc.finetune_and_predict(setup.config(seed, fields), ablation_items(train, name),
+        for seed in encoder.seeds:
+            logits = mc.finetune_and_predict(encoder.mc(seed, ABLATION_FIELDS[name]), ablation_items(train, name),
                                              {"en-test": ablation_items(sub, name)}, rt)["en-test"]
             preds.append(full_length(logits.argmax(1), pos, n))
         out.append(Predictions(name, "Ablation", main.trained_on, {"en-test": np.stack(preds)}))
     return out
 
 
-def sequential_finetune_predict(stages: Sequence[Sequence[MCItem]], eval_sets: dict[str, Sequence[MCItem]],
-                                cfg: mc.MCConfig, rt: Runtime) -> dict[str, np.ndarray]:
-    """Fine-tune one encoder on each stage's items in turn (source, then target) with the engine's
-    recipe, then score the evaluation sets; cached. The first stage's model comes from the shared
-    model cache, so a source-only row and a source → target row train the source stage once."""
-    def compute() -> dict[str, np.ndarray]:
-        trained = mc.finetune_cached(stages[0], cfg, rt)
-        losses = [trained.losses]
-        for items in stages[1:]:
-            trained = mc.finetune(items, cfg, rt, init=trained.model)
-            losses.append(trained.losses)
-        out = {name: mc.predict(trained, items, rt) for name, items in eval_sets.items()}
-        return {**out, "losses": losses}
-
-    params = {"cfg": asdict(cfg), "recipe": "engine", "stages": [mc.items_fingerprint(s) for s in stages],
-              "eval": {k: mc.items_fingerprint(v) for k, v in eval_sets.items()}}
-    return cached("logiqa_transfer", params, compute)
-
-
-def transfer_systems(data: LogiQAData, setup: PLMSetup, main: Predictions, source: Sequence[MCItem],
+def transfer_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Predictions, source: Sequence[MCItem],
                      source_name: str, rt: Runtime) -> list[Predictions]:
     """Table 4: the encoder trained on LogiQA only, on the source only, and source → LogiQA,
-    all with the same sequential recipe, scored on the dev and test subsamples. One stage of
-    LogiQA is the Table 3 model, so the LogiQA-only row is ``main`` on those subsamples."""
-    target = plm_train_items(data, setup)
-    pos = eval_positions(data, setup)
+    all with the same sequential recipe, scored on the Eval and Test samples. One stage of
+    LogiQA is the Table 3 model, so the LogiQA-only row is ``main`` on those samples."""
+    target = encoder_train_items(data, encoder, sizes)
+    pos = eval_positions(data, sizes)
     sets = {"en-eval": [data.splits["en-eval"][i] for i in pos["en-eval"]],
             "en-test": [data.splits["en-test"][i] for i in pos["test-sub"]]}
     where = {"en-eval": pos["en-eval"], "en-test": pos["test-sub"]}
-    m = setup.model
+    m = encoder.model
     out = [Predictions(f"{m}_LogiQA", "Transfer", f"{len(target)} LogiQA",
                        {k: restrict(main.preds[k], where[k]) for k in sets})]
     rows = {f"{m}_{source_name}": ([source], f"{len(source)} {source_name}"),
             f"{m}_{source_name} → LogiQA": ([source, target], f"{len(source)} {source_name}, then {len(target)} LogiQA")}
     for name, (stages, trained_on) in rows.items():
         preds = {k: [] for k in sets}
-        for seed in setup.seeds:
-            res = sequential_finetune_predict(stages, sets, setup.config(seed), rt)
+        for seed in encoder.seeds:
+            res = finetune_stages_predict(stages, sets, encoder.mc(seed), rt)
             for k in sets:
                 preds[k].append(full_length(res[k].argmax(1), where[k], len(data.splits[k])))
         out.append(Predictions(name, "Transfer", trained_on, {k: np.stack(v) for k, v in preds.items()}))
     return out
 
 
-LM_PROMPT = "{context}\nQuestion: {question}\nAnswer:"
-
-
-def lm_system(data: LogiQAData, setup: PLMSetup, model_name: str, rt: Runtime, *, batch_size: int = 8) -> Predictions:
-    """Zero-shot log-likelihood scoring with a causal LM on the test subsample: each option is
+def lm_system(data: LogiQAData, lm: LM, sizes: Sizes, rt: Runtime) -> Predictions:
+    """Zero-shot log-likelihood scoring with a causal LM on the Test sample: each option is
     scored as the continuation of the paragraph and question; summed and per-token scores."""
-    from ..models.lm import load_lm
-
-    pos = eval_positions(data, setup)["test-sub"]
+    pos = eval_positions(data, sizes)["test-sub"]
     items = [data.splits["en-test"][i] for i in pos]
-
-    def compute() -> dict[str, np.ndarray]:
-        lm = load_lm(model_name, rt)
-        ctx = [LM_PROMPT.format(context=it.context, question=it.question) for it in items for _ in it.options]
-        cont = [" " + o for it in items for o in it.options]
-        scores, counts = lm.loglik(ctx, cont, batch_size=batch_size, return_counts=True)
-        return {"sum": scores.reshape(len(items), -1), "per_token": (scores / np.maximum(counts, 1)).reshape(len(items), -1)}
-
-    out = cached("logiqa_lm", {"model": model_name, "prompt": LM_PROMPT, "items": mc.items_fingerprint(items)}, compute)
+    out = option_logliks(lm.model, items, rt, batch_size=lm.batch_size)
     n = len(data.splits["en-test"])
-    return Predictions(f"{model_name} (zero-shot LL)", "Zero-shot LM", "no LogiQA training",
+    return Predictions(f"{lm.model} (zero-shot LL)", "Zero-shot LM", "no LogiQA training",
                        {"en-test": full_length(out["sum"].argmax(1), pos, n)[None, :]},
                        {"per_token": full_length(out["per_token"].argmax(1), pos, n)[None, :]})
+
+
+def reclor_source(transfer: Transfer, sample_seed: int) -> list[MCItem]:
+    """The ReClor training questions the transfer rows learn from (``DataFileMissing`` without ReClor)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a subsampled ReClor copy warns about its size
+        source_all = reclor.load_split("train")
+    return sampling.draw(source_all, transfer.n_source, sample_seed)
+
+
+@dataclass
+class Systems:
+    """Every system the chapter runs, by role."""
+
+    majority: Predictions
+    rules: list[Predictions]  # word matching, sliding window, SW+D
+    readers: list[Predictions]
+    main: Predictions  # the fine-tuned encoder
+    extra: list[Predictions]  # more encoders (Table 3 only)
+    lm: Predictions
+    ablations: list[Predictions]  # "full input" first
+    transfer: list[Predictions]  # LogiQA only, source only, source → LogiQA; empty without ReClor
+    source_n: int  # ReClor training questions (0 without ReClor)
+
+    @property
+    def table3(self) -> list[Predictions]:
+        return [self.majority, *self.rules, *self.readers, self.main, *self.extra, self.lm]
+
+    @property
+    def trained(self) -> list[Predictions]:
+        return [*self.readers, self.main, *self.extra, self.lm]
+
+    @property
+    def analysed(self) -> list[Predictions]:
+        """The systems of the length, overlap and type analyses."""
+        return [*self.rules, *self.trained]
+
+    @property
+    def everything(self) -> list[Predictions]:
+        return [*self.table3, *self.ablations, *self.transfer]
 
 
 # --------------------------------------------------------------------------------------------
@@ -565,17 +633,6 @@ def per_item_overlap(system: Predictions, data: LogiQAData, split_key: str = "en
     return out
 
 
-def paired_difference(x: np.ndarray, y: np.ndarray) -> Interval:
-    """Bootstrap interval (percentage points) of mean(x − y) over the items where both are defined."""
-    keep = np.isfinite(x) & np.isfinite(y)
-    return bootstrap_ci((x - y)[keep], scale=100)
-
-
-def direction(ci: Interval) -> bool | None:
-    """True if the interval lies above 0, False if below, None if it includes 0 (no decision)."""
-    return True if ci.low > 0 else False if ci.high < 0 else None
-
-
 def type_table(systems: Sequence[Predictions], data: LogiQAData, labels: TypeLabels,
                split_key: str = "en-test") -> pd.DataFrame:
     """Table 7: accuracy (%) on the labelled test items of each type, and n per type."""
@@ -601,6 +658,468 @@ def export_predictions(systems: Sequence[Predictions], data: LogiQAData) -> Path
         payload["systems"][s.name] = {
             k: {it.id: [int(x) for x in p[:, i]] for i, it in enumerate(data.splits[k]) if (p[:, i] >= 0).all()}
             for k, p in s.preds.items()}
-    path = exports_dir() / EXPORT_FILE
-    atomic_write_bytes(path, json.dumps(payload, indent=1, ensure_ascii=False).encode("utf-8"))
-    return path
+    return exports.write_json(EXPORT_FILE, payload)
+
+
+# --------------------------------------------------------------------------------------------
+# The chapter: one function per section of the page, then run()
+
+
+@dataclass
+class Results(ChapterResults):
+    """The chapter's tables, facts and claims, and the data of its figures."""
+
+    systems: Systems
+    answer_shares: pd.DataFrame  # long: split, answer, share (%)
+    similarity: np.ndarray | None  # each LogiQA 2.0 item's best paragraph similarity (None: official Train.txt)
+    majority: dict[str, float]  # split → share (%) of its most frequent answer (the majority lines)
+    lengths: np.ndarray  # words per Test question
+    type_shares: pd.DataFrame  # Figure 2: paper and both proxies
+    reader_curves: dict[str, list[list[float]]]  # reader → Eval accuracy per epoch, one list per seed
+    accuracy_bars: pd.DataFrame  # English Test, paper and ours, per Table 3 row
+    ablation: pd.DataFrame  # per ablation: ours (interval) and the paper's bar
+    length_points: pd.DataFrame  # accuracy per length bin with intervals
+    paper_length: np.ndarray  # the paper's RoBERTa per length bin
+    overlap_points: pd.DataFrame  # ours: overlap ratio and Test accuracy per system
+    paper_overlap: pd.DataFrame  # the paper's: the same for its rows
+    type_accuracy: pd.DataFrame  # Table 7: paper and our encoder under both proxies
+
+
+def paper_facts() -> dict:
+    """The paper's numbers the prose quotes."""
+    return {
+        "logiqa_p_pairs": papers.value(P, "Table 2", "# Paragraph-Question Pairs", "value"),
+        **{f"logiqa_p_{name}": papers.value(P, "Table 3", row, "LogiQA Test")
+           for row, name in (("RoBERTa", "roberta"), ("BERT", "bert"), ("Human Performance", "human"))},
+        "logiqa_p_test": papers.value(P, "§3.2", "test set", "paragraph-question pairs"),
+        "logiqa_p_t5n": float(papers.table(P, "Table 5").loc["#Instances"].sum()),
+        "logiqa_p_split": "/".join(f"{papers.value(P, '§5', 'split', c):.0f}" for c in ("train %", "dev %", "test %")),
+        "logiqa_p_gold_overlap": papers.value(P, "Table 6", "Gold-standard", "Overlap Ratio"),
+    }
+
+
+def eval_top(diag: pd.DataFrame) -> str:
+    """The most frequent answer letter of English Eval."""
+    return max("ABCD", key=lambda c: diag.loc[f"answer {c} (%)", "en-eval"])
+
+
+def data_facts(data: LogiQAData, diag: pd.DataFrame) -> dict:
+    n_test = len(data.splits["en-test"])
+    flips = diag.loc["answers that differ if the letter is read as the line", "en-test"]
+    top = eval_top(diag)
+    return {
+        "logiqa_n_test": n_test,
+        "logiqa_halfwidth": 100 * 1.96 * np.sqrt(0.3 * 0.7 / n_test),  # a 95% interval around 30% accuracy
+        "logiqa_n_eval": len(data.splits["en-eval"]),
+        "logiqa_permuted": int(diag.loc["blocks printed out of order", "en-test"]),
+        "logiqa_flips": int(flips),
+        "logiqa_flip_pts": 100 * flips / n_test,
+        "logiqa_labels_left": int(diag.loc["blocks with a label left in the text"].sum()),
+        "logiqa_glued": int(diag.loc["glued sentence periods"].filter(like="en-").sum()),
+        "logiqa_eval_top": top,
+        "logiqa_eval_top_share": diag.loc[f"answer {top} (%)", "en-eval"],
+        "logiqa_test_major": diag.loc["majority answer (%)", "en-test"],
+        "logiqa_test_shared": int(diag.loc["paragraphs with more than one question", "en-test"]),
+        "logiqa_eval_a": diag.loc["answer A (%)", "en-eval"],
+    }
+
+
+def training_data(data: LogiQAData, threshold: float) -> tuple[dict[str, pd.DataFrame], dict]:
+    """The deduplication table (LogiQA 2.0 training only) and the facts about the training set."""
+    train, d = data.train, data.train.dedup
+    tables = {}
+    if d is None:
+        text = (f"The official {train.source} is present and is used as it is ({len(train.items)} questions); "
+                f"{paragraph_leak(train.items, data.splits['en-test'])} test questions share "
+                f"their paragraph with a training question.")
+    else:
+        tables["logiqa_dedup"] = pd.Series(d.counts(), name="LogiQA 2.0 dev+test").to_frame()
+        removed = {t: int((d.best_similarity >= t).sum()) for t in DEDUP_SENSITIVITY}
+        text = (f"Of the {d.counts()['candidates']} LogiQA 2.0 dev+test items, {d.exact} repeat a LogiQA 1.0 "
+                f"paragraph exactly and {d.near} nearly (cosine ≥ {threshold}), so "
+                f"{len(train.items)} remain for training. A threshold of 0.5 would remove "
+                f"{removed[0.5]} items, and 0.9 would remove {removed[0.9]}.")
+    return tables, {
+        "logiqa_train_text": text,
+        "logiqa_n_train": len(train.items),
+        "logiqa_extra_kept": 0 if d is None
+        else int((d.best_similarity >= threshold).sum() - (d.best_similarity >= EXACT_COPY).sum()),
+        "logiqa_dedup_threshold": threshold,
+    }
+
+
+def statistics(data: LogiQAData) -> tuple[dict[str, pd.DataFrame], dict]:
+    """Table 2 (whitespace tokens) beside the paper's, the four tokenisers, and the facts."""
+    train = data.train
+    stat_items = data.splits["en-eval"] + data.splits["en-test"] + (train.items if train.dedup is None else [])
+    stats = token_statistics(stat_items)
+    ours = stats[stats.tokeniser == "whitespace"].set_index("row")[["Ave. tokens", "Max. tokens"]]
+    paper = papers.table(P, "Table 2").loc[["Paragraph", "Question", "Candidate Answer"], ["Ave. tokens", "Max. tokens"]]
+    means = stats.pivot(index="tokeniser", columns="row", values="Ave. tokens")
+    close = {part: list(means.index[(means[part] / paper.loc[part, "Ave. tokens"] - 1).abs() <= 0.05])
+             for part in paper.index}
+    facts = {}
+    for part, short in (("Paragraph", "p"), ("Question", "q"), ("Candidate Answer", "o")):
+        facts[f"logiqa_{short}_mean"] = ours.loc[part, "Ave. tokens"]
+        facts[f"logiqa_{short}_paper"] = paper.loc[part, "Ave. tokens"]
+    facts["logiqa_stat_text"] = " ".join(f"{part}: within 5% under {', '.join(toks)}." if toks else
+                                         f"{part}: no tokeniser comes within 5%." for part, toks in close.items())
+    facts["logiqa_stat_n"] = len(stat_items)
+    return {"logiqa_table2": paper_vs_ours(paper, ours, digits=2), "logiqa_table2_tokenisers": means.round(2)}, facts
+
+
+def reasoning_types(data: LogiQAData, threshold: float) -> tuple[dict[str, TypeLabels], pd.DataFrame, dict]:
+    """The two proxy labellings of Test, Figure 2 beside the paper's, and the facts."""
+    test = data.splits["en-test"]
+    sources = type_labels(test, data.logiqa2, threshold=threshold)
+    proxy = sources["LogiQA 2.0 labels (proxy)"]
+    fig2 = pd.concat([papers.table(P, "Figure 2")["% of test"].rename("paper (manual)")]
+                     + [s.shares().rename(index=TYPE_NAMES) for s in sources.values()], axis=1)
+    return sources, fig2, {
+        "logiqa_matched": len(proxy.types),
+        "logiqa_gold_agree": 100 * gold_agreement(test, data.logiqa2, threshold=threshold),
+        "logiqa_suff_proxy": fig2.loc[TYPE_NAMES["sufficient"], proxy.source],
+        "logiqa_suff_paper": fig2.loc[TYPE_NAMES["sufficient"], "paper (manual)"],
+    }
+
+
+def word_matching_grid(data: LogiQAData) -> tuple[pd.DataFrame, dict]:
+    """Every word-matching variant on Test and Eval, and what tie-breaking alone does on Eval."""
+    grid = pd.DataFrame(lexical.word_matching_grid(data.splits["en-test"])).set_index("variant")[["accuracy"]]
+    grid["Eval accuracy"] = pd.DataFrame(lexical.word_matching_grid(data.splits["en-eval"])).set_index("variant")["accuracy"]
+    grid = grid.rename(columns={"accuracy": "Test accuracy"}).sort_values("Test accuracy")
+    ties = grid.reset_index()
+    ties["base"] = ties["variant"].str.rsplit("/", n=1).str[0]
+    tie_gap = ties.pivot_table(index="base", columns=ties["variant"].str.rsplit("/", n=1).str[1], values="Eval accuracy")
+    return grid, {
+        "logiqa_wm_lo": grid["Test accuracy"].min(),
+        "logiqa_wm_hi": grid["Test accuracy"].max(),
+        "logiqa_tie_gap": float((tie_gap["random"] - tie_gap["first"]).abs().max()),
+        "logiqa_tie_random_wins": f"{int((tie_gap['random'] > tie_gap['first']).sum())} of the {len(tie_gap)}",
+    }
+
+
+def transfer_rows(cfg: Config, data: LogiQAData, main: Predictions, rt: Runtime) -> tuple[list[Predictions], int, str | None]:
+    """Table 4's trained rows, the ReClor questions they used, and why they are missing (None: ran)."""
+    try:
+        source = reclor_source(cfg.transfer, cfg.sizes.seed)
+    except DataFileMissing as e:
+        return [], 0, str(e.path)
+    return transfer_systems(data, cfg.encoder, cfg.sizes, main, source, "ReClor", rt), len(source), None
+
+
+def systems(cfg: Config, data: LogiQAData, rt: Runtime) -> tuple[Systems, str | None]:
+    """Every system of the chapter (cached where trained), and why transfer is missing (None: ran)."""
+    rules = lexical_systems(data)
+    readers = reader_systems(data, cfg.readers, cfg.sizes.seed, device=str(rt.device))
+    main = plm_system(data, cfg.encoder, cfg.sizes, rt)
+    extra = [plm_system(data, replace(cfg.encoder, model=m), cfg.sizes, rt) for m in cfg.encoder.extra_models]
+    lm = lm_system(data, cfg.lm, cfg.sizes, rt)
+    ablations = ablation_systems(data, cfg.encoder, cfg.sizes, main, cfg.ablations, rt)
+    transfer, source_n, missing = transfer_rows(cfg, data, main, rt)
+    return Systems(majority_system(data), rules, readers, main, extra, lm, ablations, transfer, source_n), missing
+
+
+def setting_facts(cfg: Config, s: Systems, data: LogiQAData, profile: str | None) -> dict:
+    """How the trained rows were trained and scored, in words (the "how our setting differs" notes)."""
+    enc = cfg.encoder
+    sizes = {"reader training questions": cfg.readers.n_train, "encoder training questions": enc.n_train,
+             "Eval questions scored by the encoder": cfg.sizes.n_dev,
+             "Test questions for the ablations, transfer and the LM": cfg.sizes.n_test_sub,
+             "ReClor questions for transfer": cfg.transfer.n_source}
+    cut = [f"{n} {what}" for what, n in sizes.items() if n is not None]
+    run = f"This {profile} run" if profile else "This run"
+    return {
+        "logiqa_reader_train": s.readers[0].trained_on,
+        "logiqa_reader_vocab": s.readers[0].extra["vocab"],
+        "logiqa_model": enc.model,
+        "logiqa_lm": cfg.lm.model,
+        "logiqa_plm_train": s.main.trained_on,
+        "logiqa_plm_sched": f"{whole(enc.epochs)} epoch(s), lr {enc.lr}, batch {enc.batch_size}, "
+                            f"at most {enc.max_length} tokens",
+        "logiqa_seeds": len(enc.seeds),
+        "logiqa_dev_n": int(s.main.evaluated("en-eval").sum()),
+        "logiqa_sub_n": int(s.lm.evaluated("en-test").sum()),
+        "logiqa_sizes_text": (f"{run} subsamples the trained rows: " + ", ".join(cut) + " (the full profile uses all "
+                              "of them)." if cut else f"{run} trains and scores every row on all of its data."),
+        "logiqa_plm_gain": f"{len(data.train.items) / enc.n_train:.0f} times more training data" if enc.n_train
+        else "more epochs on the same training data",
+    }
+
+
+def whole(x: float) -> float | int:
+    """A whole number as an int, so that ``1.0`` epochs read as ``1``."""
+    return int(x) if float(x).is_integer() else x
+
+
+def table3(s: Systems, data: LogiQAData) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Ours in Table 3's rows and columns (MeanSD cells), and the paper's Table 3."""
+    name_map = {x.name: ROW_NAMES.get(x.name, x.name) for x in s.table3}
+    name_map.update({x.name: f"{x.name} (fine-tuned)" for x in [s.main, *s.extra] if x.name not in ROW_NAMES})
+    ours = results_table(s.table3, data, name_map=name_map)
+    ours.loc["Random (theoretical)"] = pd.Series({SPLIT_COLUMNS[k]: 100 * lexical.uniform_expected_accuracy(v)
+                                                  for k, v in data.splits.items()})
+    return ours, papers.table(P, "Table 3")
+
+
+def accuracy_bars(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """English Test accuracy per Table 3 row that we score: the paper's (NaN: not its row) and ours."""
+    rows = [r for r in ours.index if pd.notna(ours.loc[r, "LogiQA Test"])]
+    return pd.DataFrame({"paper": [paper["LogiQA Test"].get(r, np.nan) for r in rows],
+                         "ours": [getattr(v, "mean", v) for v in ours.loc[rows, "LogiQA Test"]]}, index=rows)
+
+
+def best_reader(s: Systems, acc: dict[str, Score]) -> Predictions:
+    return max(s.readers, key=lambda r: acc[r.name].seeds.mean)
+
+
+def results_facts(s: Systems, acc: dict[str, Score]) -> dict:
+    sw_ci, best = acc["Sliding Window"].ci, best_reader(s, acc)
+    return {
+        "logiqa_wm_test": acc["Word Matching"].seeds.mean,
+        "logiqa_sw_test": acc["Sliding Window"].seeds.mean,
+        "logiqa_main_test": acc[s.main.name].seeds.mean,
+        "logiqa_main_ci": f"[{acc[s.main.name].ci.low:.1f}, {acc[s.main.name].ci.high:.1f}]",
+        "logiqa_lm_test": acc[s.lm.name].seeds.mean,
+        "logiqa_best_reader": best.name,
+        "logiqa_best_reader_test": acc[best.name].seeds.mean,
+        "logiqa_sw_paper": papers.value(P, "Table 3", "Sliding Window", "LogiQA Test"),
+        "logiqa_sw_text": "MCTest's algorithm reproduces that here." if sw_ci.high < 25 else
+        "MCTest's algorithm does not reproduce that here: its 95% interval "
+        f"[{sw_ci.low:.1f}, {sw_ci.high:.1f}] {'includes' if sw_ci.low <= 25 else 'lies above'} chance.",
+    }
+
+
+def ablation(s: Systems, data: LogiQAData) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Figure 3 beside the paper's, the bars' data (interval, paper) and the facts."""
+    acc = {x.name: score(x, data, "en-test") for x in s.ablations}
+    paper = papers.table(P, "Figure 3")
+    ours = pd.DataFrame({"RoBERTa Test": {n: a.seeds for n, a in acc.items()}})
+    bars = pd.DataFrame({"ours": {n: a.ci for n, a in acc.items()},
+                         "paper": {n: paper["RoBERTa Test"].get(n, np.nan) for n in acc}})
+    facts = {"logiqa_abl_n": acc["full input"].n,
+             **{f"logiqa_abl_{n.replace(' ', '_')}": a.seeds.mean for n, a in acc.items()}}
+    return paper_vs_ours(paper, ours), bars, facts
+
+
+def transfer(s: Systems, data: LogiQAData, missing: str | None) -> tuple[pd.DataFrame, dict]:
+    """Table 4 beside the paper's, and the facts."""
+    ours = pd.DataFrame({SPLIT_COLUMNS[k].split()[-1]: {x.name: sc.seeds for x in s.transfer
+                                                        if (sc := score(x, data, k)) is not None}
+                         for k in ("en-eval", "en-test")})
+    ours.loc["Random (theoretical)"] = 25.0
+    facts = {"logiqa_source_n": s.source_n}
+    if s.transfer:
+        t4 = [score(x, data, "en-test") for x in s.transfer]
+        facts["logiqa_transfer_text"] = (
+            f"On the same {t4[0].n} Test questions, the model trained on LogiQA only scores "
+            f"{t4[0].seeds.mean:.1f}%, the ReClor-only model {t4[1].seeds.mean:.1f}% "
+            f"and ReClor → LogiQA {t4[2].seeds.mean:.1f}%.")
+    else:
+        facts["logiqa_transfer_text"] = (f"ReClor is not in the data folder ({missing}), so the transfer runs are "
+                                         f"skipped; the table shows the paper's numbers only.")
+    return paper_vs_ours(papers.table(P, "Table 4"), ours), facts
+
+
+def lengths(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score]) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Table 5 beside the paper's, the length plot's points, and the facts."""
+    model = cfg.encoder.model
+    t5 = length_table(s.analysed, data)
+    paper = papers.table(P, "Table 5")
+    table = paper_vs_ours(paper.rename(index={"RoBERTa": f"RoBERTa / {model}"}),
+                          t5.rename(index={model: f"RoBERTa / {model}"}).astype(float))
+    points = length_points([s.main, best_reader(s, acc), s.rules[0]], data)
+    share = 100 * t5.loc["#Instances"] / t5.loc["#Instances"].sum()
+    return table, points, {
+        "logiqa_len_short": share.iloc[0],
+        "logiqa_len_short_paper": 100 * paper.loc["#Instances"].iloc[0] / paper.loc["#Instances"].sum(),
+    }
+
+
+def overlap(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Table 6 (both readings of its accuracy), the scatter's points, ours and the paper's."""
+    model = cfg.encoder.model
+    t6 = overlap_table(s.analysed, data).rename(index={model: f"{model} (fine-tuned)"})
+    ours = t6.drop(index=["Gold-standard"])
+    points = pd.DataFrame({"Overlap Ratio": ours["Overlap Ratio"],
+                           "accuracy": [acc[n.replace(" (fine-tuned)", "")].seeds.mean for n in ours.index]},
+                          index=ours.index)
+    paper_t6, paper_t3 = papers.table(P, "Table 6"), papers.table(P, "Table 3")
+    rows = [r for r in paper_t6.index if r in paper_t3.index]
+    paper = pd.DataFrame({"Overlap Ratio": paper_t6.loc[rows, "Overlap Ratio"],
+                          "accuracy": paper_t3.loc[rows, "LogiQA Test"]})
+    return t6, points, paper
+
+
+def type_tables(s: Systems, data: LogiQAData, sources: dict[str, TypeLabels]) -> dict[str, pd.DataFrame]:
+    """Table 7 under each proxy labelling: every system, by type (names as in the paper)."""
+    return {src: type_table(s.analysed, data, labels).rename(index=TYPE_NAMES) for src, labels in sources.items()}
+
+
+def type_accuracy(cfg: Config, t7: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The paper's RoBERTa by type beside our encoder under both proxies (the Table 7 plot)."""
+    model = cfg.encoder.model
+    return pd.DataFrame({"paper RoBERTa": papers.table(P, "Table 7")["RoBERTa"],
+                         f"ours {model} (LogiQA 2.0 labels)": t7["LogiQA 2.0 labels (proxy)"][model],
+                         f"ours {model} (keyword heuristic)": t7["keyword heuristic (proxy)"][model]})
+
+
+def consistency(n_test: int) -> tuple[pd.DataFrame, dict]:
+    """The paper's numbers checked against each other."""
+    t5 = papers.table(P, "Table 5")
+    weighted = float((t5.loc["#Instances"] * t5.loc["RoBERTa"]).sum() / t5.loc["#Instances"].sum())
+    shares = papers.table(P, "Figure 2")["% of test"]
+    t7w = float((shares.values * papers.table(P, "Table 7")["RoBERTa"].values).sum() / shares.sum())
+    roberta = papers.value(P, "Table 3", "RoBERTa", "LogiQA Test")
+    test_n = papers.value(P, "§3.2", "test set", "paragraph-question pairs")
+    checks = pd.DataFrame([
+        {"check": "Table 5 bin accuracies weighted by bin counts", "value": weighted, "compare with": roberta},
+        {"check": "Table 5 instance count", "value": float(t5.loc["#Instances"].sum()), "compare with": test_n},
+        {"check": "Table 7 accuracies weighted by the Figure 2 shares", "value": t7w, "compare with": roberta},
+        {"check": "Ceiling in the introduction", "value": papers.value(P, "§1", "Ceiling Performance", "LogiQA Test"),
+         "compare with": papers.value(P, "Table 3", "Ceiling Performance", "LogiQA Test")},
+        {"check": "Released test questions", "value": float(n_test), "compare with": test_n},
+    ]).set_index("check")
+    return checks.round(2), {
+        "logiqa_t5_weighted": weighted,
+        "logiqa_t7_weighted": t7w,
+        "logiqa_t5_first_count": float(t5.loc["#Instances"].iloc[0] * t5.loc["RoBERTa"].iloc[0] / 100),
+    }
+
+
+def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score], points: pd.DataFrame,
+                 proxy: TypeLabels) -> ClaimLog:
+    """The evidence for each of the paper's claims (``rcstudy.papers.logiqa.CLAIMS``)."""
+    log = ClaimLog(P)
+    model = cfg.encoder.model
+    item_acc = {x.name: per_item_accuracy(x, data, "en-test") for x in s.everything}
+
+    def compare(a: str, b: str, name_a: str, name_b: str) -> tuple[Interval, str]:
+        """Paired 95% interval of accuracy(a) − accuracy(b) on the questions both answered, and its text."""
+        ci = paired_difference(item_acc[a], item_acc[b])
+        return ci, f"{name_a} − {name_b}: {ci.estimate:+.1f} points [{ci.low:+.1f}, {ci.high:+.1f}]"
+
+    human = papers.value(P, "Table 3", "Human Performance", "LogiQA Test")
+    best = max(s.trained, key=lambda x: acc[x.name].ci.high)
+    log.judge("far-below-humans", {"best": acc[best.name].ci, "human": human},
+              f"best upper bound {acc[best.name].ci.high:.1f}% ({best.name}) vs {human:.0f}%")
+    rule_ci = {n: acc[n].ci for n in ("Word Matching", "Sliding Window")}
+    log.judge("rules-near-chance", {"rules": rule_ci}, "; ".join(f"{n} {ci}" for n, ci in rule_ci.items()))
+    log.judge("sw-below-random", {"sw": rule_ci["Sliding Window"]}, f"{rule_ci['Sliding Window']}")
+    readers = {r.name: acc[r.name].seeds for r in s.readers}
+    log.judge("deep-around-30", {"readers": readers}, ", ".join(f"{n} {a.mean:.1f}%" for n, a in readers.items()))
+    reader = best_reader(s, acc)
+    ci, text = compare(s.main.name, reader.name, model, reader.name)
+    log.judge("pretrained-beat-readers", {"diff": ci}, text)
+
+    if "zh" in cfg.dataset.languages:
+        gaps = {x.name: abs(score(x, data, "zh-test").seeds.mean - score(x, data, "en-test").seeds.mean)
+                for x in s.rules[:2]}
+        log.judge("zh-same-level", {"gaps": gaps}, ", ".join(f"{n}: {g:.1f} points" for n, g in gaps.items()))
+    else:
+        log.judge("zh-same-level", None, "Chinese LogiQA is not read in this run (dataset.languages)")
+
+    drops = {a: compare("full input", a, "full", a) for a in cfg.ablations}
+    log.judge("ablations-drop", {"drops": {a: ci for a, (ci, _) in drops.items()}},
+              "; ".join(text for _, text in drops.values()))
+    if {"no paragraph", "no question"} <= set(cfg.ablations):
+        ci, text = compare("no question", "no paragraph", "no question", "no paragraph")
+        log.judge("paragraph-matters-more", {"diff": ci}, text)
+    else:
+        log.judge("paragraph-matters-more", None, "needs both the no-paragraph and the no-question ablations")
+
+    if s.transfer:
+        only, src_only, src_then = (x.name for x in s.transfer)
+        ci, text = compare(only, src_only, "LogiQA only", "ReClor only")
+        log.judge("source-only-lower", {"diff": ci}, text + " (source: ReClor, not RACE/COSMOS)")
+        ci, text = compare(src_then, only, "ReClor → LogiQA", "LogiQA only")
+        log.judge("transfer-no-gain", {"diff": ci}, text + " (source: ReClor, not RACE/COSMOS)")
+    else:
+        for id in ("source-only-lower", "transfer-no-gain"):
+            log.judge(id, None, "no ReClor data here; RACE and COSMOS are not available")
+
+    ends = points[points.system == s.main.name].set_index("length").iloc[[0, -1]]  # shortest and longest bins with questions
+    bins = {"shortest": Interval(*ends.iloc[0][["accuracy", "low", "high"]], 0.95),
+            "longest": Interval(*ends.iloc[1][["accuracy", "low", "high"]], 0.95)}
+    log.judge("length-not-negative", None if ends.index[0] == ends.index[1] else bins,
+              ", ".join(f"{k}: {r.accuracy:.1f}% [{r.low:.1f}, {r.high:.1f}] (n={r.n})" for k, r in ends.iterrows()))
+
+    gold_bm = (best_match(data.splits["en-test"]) == data.gold("en-test")).astype(float)
+    over = {x.name: paired_difference(per_item_overlap(x, data), gold_bm) for x in s.trained}
+    log.judge("models-overmatch", {"over": over},
+              "; ".join(f"{n} {ci.estimate:+.1f} [{ci.low:+.1f}, {ci.high:+.1f}]" for n, ci in over.items()))
+    main_over = per_item_overlap(s.main, data)
+    more = {r.name: paired_difference(per_item_overlap(r, data), main_over) for r in s.readers}
+    log.judge("pretrained-least-overlap", {"more": more},
+              "; ".join(f"{n} − {model}: {ci.estimate:+.1f} [{ci.low:+.1f}, {ci.high:+.1f}]" for n, ci in more.items()))
+
+    index = {it.id: i for i, it in enumerate(data.splits["en-test"])}
+    type_ci = {}
+    for t in lq.REASONING_TYPES:
+        vals = item_acc[s.main.name][[index[i] for i, ts in proxy.types.items() if t in ts]]
+        if np.isfinite(vals).any():
+            type_ci[t] = bootstrap_ci(vals[np.isfinite(vals)], scale=100)
+    others = {t: ci for t, ci in type_ci.items() if t != "categorical"}
+    log.judge("categorical-easiest",
+              {"categorical": type_ci["categorical"], "others": others} if "categorical" in type_ci and others else None,
+              "; ".join(f"{t} {ci} (n={sum(t in ts for ts in proxy.types.values())})" for t, ci in type_ci.items()))
+    return log
+
+
+def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
+    """Everything the chapter shows, computed from ``cfg`` (the data come from ``$RCSTUDY_DATA``);
+    ``profile`` names the run in the prose."""
+    data = load_data(cfg.dataset)
+    diag = split_diagnostics(data)
+    tables = {"logiqa_splits": diag.round(1)}
+    facts = paper_facts() | data_facts(data, diag)
+    more, f = training_data(data, cfg.dataset.dedup_threshold)
+    tables |= more
+    facts |= f
+    more, f = statistics(data)
+    tables |= more
+    facts |= f
+    type_sources, fig2, f = reasoning_types(data, cfg.dataset.match_threshold)
+    tables["logiqa_figure2"] = fig2.round(1)
+    facts |= f
+    grid, f = word_matching_grid(data)
+    tables["logiqa_wm_grid"] = grid.round(2)
+    facts |= f
+
+    s, missing = systems(cfg, data, rt)
+    acc = {x.name: score(x, data, "en-test") for x in s.table3}
+    facts |= setting_facts(cfg, s, data, profile) | results_facts(s, acc)
+    ours_t3, paper_t3 = table3(s, data)
+    tables["logiqa_table3"] = paper_vs_ours(paper_t3, ours_t3)
+    tables["logiqa_table3_test"] = detail_table(s.table3, data)
+    tables["logiqa_figure3"], ablation_bars, f = ablation(s, data)
+    facts |= f
+    tables["logiqa_table4"], f = transfer(s, data, missing)
+    facts |= f
+    tables["logiqa_table5"], points, f = lengths(cfg, s, data, acc)
+    facts |= f
+    t6, overlap_points, paper_overlap = overlap(cfg, s, data, acc)
+    tables["logiqa_table6"] = paper_vs_ours(papers.table(P, "Table 6"), t6[["Overlap Ratio", "Accuracy(%)"]])
+    tables["logiqa_table6_both"] = t6.round(1)
+    facts["logiqa_gold_overlap"] = t6.loc["Gold-standard", "Overlap Ratio"]
+    t7 = type_tables(s, data, type_sources)
+    paper_t7 = papers.table(P, "Table 7")
+    for src, table in t7.items():
+        short = src.split()[0].lower()
+        tables[f"logiqa_table7_{short}"] = paper_vs_ours(paper_t7, table[[cfg.encoder.model]].rename(
+            columns={cfg.encoder.model: "RoBERTa"}))
+        tables[f"logiqa_table7_all_{short}"] = table.round(1)
+    tables["logiqa_consistency"], f = consistency(len(data.splits["en-test"]))
+    facts |= f
+
+    claims = judge_claims(cfg, s, data, acc, points, type_sources["LogiQA 2.0 labels (proxy)"])
+    export_predictions(s.everything, data)
+    return Results(
+        tables, facts, claims, systems=s, answer_shares=answer_shares(data),
+        similarity=None if data.train.dedup is None else data.train.dedup.best_similarity,
+        majority=diag.loc["majority answer (%)"].to_dict(),
+        lengths=np.array([item_length(it) for it in data.splits["en-test"]]), type_shares=fig2,
+        reader_curves={r.name: r.extra["dev_curves"] for r in s.readers},
+        accuracy_bars=accuracy_bars(ours_t3, paper_t3), ablation=ablation_bars, length_points=points,
+        paper_length=papers.table(P, "Table 5").loc["RoBERTa"].to_numpy(),
+        overlap_points=overlap_points, paper_overlap=paper_overlap, type_accuracy=type_accuracy(cfg, t7))

@@ -1,27 +1,139 @@
-"""The MetaLogic chapter's pipeline: statistics, predictions of every system, scores, drawings.
+"""The MetaLogic chapter's pipeline: its configuration, and :func:`run`, which computes every
+table, figure's data, quoted number and claim of the page (``chapters/metalogic.md``).
 
-Everything expensive is cached on disk (:func:`rcstudy.cache.cached`) under its parameters and
-the data files' checksums, so a rebuild after a text edit re-runs nothing heavy.
+The expensive steps (feature model, fine-tuned generators, few-shot LM) are cached in
+:mod:`rcstudy.models.metagraph` under their parameters and the data files' checksums, so a
+rebuild after a text or table edit re-runs nothing heavy.
 """
 
 from __future__ import annotations
 
-import random
-import re
+import json
 from collections import Counter
-from dataclasses import asdict
-from typing import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .. import papers, sampling
 from ..baselines import metalogic_rules as rules
-from ..cache import cached, fingerprint
+from ..config import ChapterConfig, param, section
 from ..data import metalogic as ml
 from ..data.metalogic import Metagraph, Prediction
 from ..metrics import metalogic as mm
+from ..models import metagraph as gen
+from ..prompts import metalogic as prompts
+from ..report import ChapterResults, ClaimLog, paper_vs_ours
 from ..runtime import Runtime
 from ..stats import mean_sd
+
+PAPER = "metalogic"
+Method = Literal["once", "multitask"]
+
+# ---------------------------------------------------------------------------------------------
+# Configuration (defaults: the quick profile, the book's default)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Seq2Seq:
+    """Fine-tuning the generator (All-at-Once, Multitask) on the official target strings."""
+
+    model: str = param("smollm2-135m", "generator: decoder-only smollm2-135m (tiny-llama: smoke), minilm-l6 "
+                                       "or a Hub id (t5-large)")
+    methods: tuple[Method, ...] = param(("once",), "settings to train: once (All-at-Once), multitask")
+    seeds: tuple[int, ...] = param((0,), "training seeds of each setting")
+    n_train: int | None = param(None, "training passages (none: all)")
+    epochs: float = param(1.0, "passes over the training examples; used when max_steps is none")
+    max_steps: int | None = param(20, "optimiser steps per model (none: use epochs)")
+    batch_size: int = param(8, "examples per forward pass")
+    grad_accum: int = param(1, "forward passes per optimiser step")
+    lr: float = param(3e-4, "learning rate")
+    optimizer: Literal["adamw", "adafactor"] = param("adamw", "optimiser (the paper: adafactor)")
+    max_src_len: int = param(256, "training truncation of inputs (tokens)")
+    max_tgt_len: int = param(160, "training truncation of targets (tokens)")
+    train_layers: int | None = param(10, "decoder-only models: fine-tune only the top N blocks (none: every weight)")
+    evaluations: int | None = param(2, "dev evaluations, evenly spaced over training; the best is kept "
+                                       "(none: the last step)")
+    n_dev: int | None = param(12, "dev passages those evaluations decode (none: all)")
+    checkpoint_every: int | None = param(None, "optimiser steps between checkpoints (none: only at the end)")
+    stop_after_minutes: float | None = param(None, "stop (and keep a checkpoint) after this long; run again "
+                                                   "to resume")
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """What the trained generators decode, and how."""
+
+    input_format: Literal["paper", "released"] = param(
+        "paper", "test-time inputs: paper (with sentence ids and variables) or released (official inference code)")
+    n_test: int | None = param(40, "test passages decoded (none: all)")
+    infer_max_src_len: int = param(256, "inference truncation of inputs (tokens)")
+    gen_max_len: int = param(128, "generated tokens at most (greedy decoding)")
+    eval_batch_size: int = param(20, "passages decoded at once")
+
+
+@dataclass(frozen=True)
+class FewShot:
+    """A causal LM prompted with solved examples, then the test passage (All-at-Once format)."""
+
+    model: str | None = param("smollm2-135m", "causal LM prompted with solved examples (none: skip)")
+    shots: int = param(1, "solved examples in the prompt")
+    n: int | None = param(8, "test passages it answers (none: all)")
+    max_new_tokens: int = param(128, "generated tokens at most")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The data-scale curve (Figure 5): systems re-trained on nested random subsets of train."""
+
+    ratios: tuple[float, ...] = param((0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0), "shares of the training passages")
+    seeds: tuple[int, ...] = param((0, 1, 2), "random subsets per share")
+    methods: tuple[str, ...] = param(("features",), "systems re-trained at each share: features and any of "
+                                                    "seq2seq.methods")
+
+
+@dataclass(frozen=True)
+class ErrorAnalysis:
+    """The rule-based error categories (Table 5)."""
+
+    system: str = param("features", "whose dev predictions are categorised: features, once or multitask")
+    n: int | None = param(50, "dev passages drawn at random (none: all)")
+
+
+@dataclass(frozen=True)
+class Config(ChapterConfig):
+    chapter = "metalogic"
+    datasets = ("metalogic",)
+    seq2seq: Seq2Seq = section(Seq2Seq, "fine-tuning the generator (see rcstudy params metalogic)")
+    decoding: Decoding = section(Decoding, "what the trained generators decode, and how")
+    fewshot: FewShot = section(FewShot, "the few-shot prompted LM")
+    scale: Scale = section(Scale, "the data-scale curve (Figure 5)")
+    error_analysis: ErrorAnalysis = section(ErrorAnalysis, "the error categories (Table 5)")
+    draw_ids: tuple[str, ...] = param(("train_4341",), "test passages drawn gold vs predicted (plus the best, "
+                                                      "median and worst)")
+
+    def __post_init__(self):
+        known = ("features", "once", "multitask")
+        for name in (*self.scale.methods, self.error_analysis.system):
+            if name not in known:
+                raise ValueError(f"unknown system {name!r}; choose one of {', '.join(known)}")
+
+
+def engine_config(cfg: Config, seed: int):
+    """The :class:`~rcstudy.models.seq2seq.Seq2SeqConfig` of one training seed: the ``seq2seq``
+    and ``decoding`` sections, field for field."""
+    from ..models.seq2seq import Seq2SeqConfig
+
+    t, d = cfg.seq2seq, cfg.decoding
+    return Seq2SeqConfig(model=t.model, max_src_len=t.max_src_len, max_tgt_len=t.max_tgt_len,
+                         infer_max_src_len=d.infer_max_src_len, gen_max_len=d.gen_max_len, epochs=t.epochs,
+                         max_steps=t.max_steps, batch_size=t.batch_size, grad_accum=t.grad_accum, lr=t.lr,
+                         optimizer=t.optimizer, eval_batch_size=d.eval_batch_size,
+                         checkpoint_every=t.checkpoint_every, evaluations=t.evaluations,
+                         train_layers=t.train_layers, seed=seed)
+
 
 # ---------------------------------------------------------------------------------------------
 # Data
@@ -32,26 +144,9 @@ def load_splits() -> dict[str, list[Metagraph]]:
     return {split: ml.load_split(split) for split in ml.SPLITS}
 
 
-def data_files() -> list:
-    return [ml.metalogic_file(split) for split in ml.SPLITS]
-
-
-def subsample(graphs: Sequence[Metagraph], n: int | None, seed: int = 0) -> list[Metagraph]:
-    """The first ``n`` passages of a seeded shuffle (so smaller samples nest in larger ones)."""
-    if n is None or n >= len(graphs):
-        return list(graphs)
-    order = list(graphs)
-    random.Random(seed).shuffle(order)
-    return order[:n]
-
-
 def ratio_subsets(graphs: Sequence[Metagraph], ratios: Sequence[float], seed: int) -> dict[float, list[Metagraph]]:
     """Nested random passage subsets (at least 2 passages each) for the data-scale experiment."""
-    return {r: subsample(graphs, max(2, int(round(r * len(graphs)))), seed) for r in ratios}
-
-
-def ids_key(graphs: Sequence[Metagraph]) -> str:
-    return fingerprint([g.id for g in graphs])
+    return {r: sampling.nested(graphs, max(2, int(round(r * len(graphs)))), seed) for r in ratios}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,10 +220,10 @@ def length_table(tokenizer, splits: Mapping[str, Sequence[Metagraph]], limits=(1
     """Share of each input/target format longer than each token limit (under ``tokenizer``)."""
     gs = [g for s in splits.values() for g in s]
     texts = {
-        "Once input (ids + variables)": [ml.once_source(g) for g in gs],
-        "Once input (released inference)": [ml.once_source(g, "released") for g in gs],
-        "Once target": [ml.once_target(g) for g in gs],
-        "TREE input": [ex.source for g in gs for ex in ml.multitask_examples(g)[:1]],
+        "Once input (ids + variables)": prompts.once_inputs(gs),
+        "Once input (released inference)": prompts.once_inputs(gs, "released"),
+        "Once target": prompts.once_targets(gs),
+        "TREE input": [prompts.multitask_examples([g])[0].source for g in gs],
     }
     rows = {}
     for name, xs in texts.items():
@@ -156,161 +251,28 @@ def baseline_predictions(graphs: Sequence[Metagraph], rule_cfg: rules.RuleConfig
             "rules": {g.id: rules.rule_prediction(g, rule_cfg) for g in graphs}}
 
 
-def feature_model(train: Sequence[Metagraph], seed: int = 0) -> rules.FeatureModel:
-    """The logistic-regression feature model, fitted once per training set (cached)."""
-    return cached("metalogic_feature_model", {"train": ids_key(train), "seed": seed},
-                  lambda: rules.FeatureModel(seed).fit(list(train)), data_files=data_files())
-
-
-def feature_predictions(train: Sequence[Metagraph], graphs: Sequence[Metagraph], seed: int = 0
-                        ) -> dict[str, Prediction]:
-    def compute():
-        model = feature_model(train, seed)
-        return {g.id: model.predict(g) for g in graphs}
-    return cached("metalogic_feature_predictions", {"train": ids_key(train), "eval": ids_key(graphs), "seed": seed},
-                  compute, data_files=data_files())
-
-
 def feature_scale(train: Sequence[Metagraph], test: Sequence[Metagraph], ratios: Sequence[float],
                   seeds: Sequence[int]) -> pd.DataFrame:
     """Test scores of the feature model trained on nested random subsets (one row per ratio × seed)."""
     rows = []
     for seed in seeds:
         for ratio, subset in ratio_subsets(train, ratios, seed).items():
-            preds = feature_predictions(subset, test, seed)
+            preds = gen.feature_predictions(subset, test, seed)
             rows.append({"ratio": ratio, "seed": seed, "n_train": len(subset), **mm.evaluate(test, preds)})
     return pd.DataFrame(rows)
 
 
-# --- seq2seq (All-at-Once, Multitask) ---------------------------------------------------------
-
-def once_pairs(graphs: Sequence[Metagraph]) -> tuple[list[str], list[str]]:
-    return [ml.once_source(g) for g in graphs], [ml.once_target(g) for g in graphs]
-
-
-def multitask_pairs(graphs: Sequence[Metagraph]) -> tuple[list[str], list[str]]:
-    exs = [ex for g in graphs for ex in ml.multitask_examples(g)]
-    return [ex.source for ex in exs], [ex.target for ex in exs]
-
-
-METHOD_PAIRS: dict[str, Callable] = {"once": once_pairs, "multitask": multitask_pairs}
-
-
-def seq2seq_outputs(method: str, cfg, train: Sequence[Metagraph], evals: Mapping[str, Sequence[Metagraph]],
-                    rt: Runtime, *, input_format: str = "paper", stop_after_minutes: float | None = None,
-                    dev: Sequence[Metagraph] = ()) -> dict[str, dict]:
-    """Raw generated text for each evaluation set, plus the training losses under ``"losses"``
-    and the dev selection scores ``[(step, score), ...]`` under ``"selection"``.
-
-    Once: ``{graph id: text}``. Multitask: ``{graph id: {"tree": text, "formulae": {sid: text},
-    "degree": {sid: text}}}``. With ``dev`` passages and ``cfg.evaluations``, the checkpoint with
-    the best official selection score on them is kept (else the last). Training is shared by
-    every evaluation set and cached with its checkpoint; outputs are cached per set.
-    """
-    from ..models import seq2seq
-
-    sources, targets = METHOD_PAIRS[method](train)
-    trained = None
-    selecting = bool(dev) and bool(cfg.evaluations)
-    select_key = ids_key(dev) + input_format if selecting else ""
-
-    def dev_score(candidate) -> float:
-        return mm.selection_score(mm.evaluate(dev, parse_outputs(method, _decode(method, candidate, dev, input_format,
-                                                                                  rt))))
-
-    def model():
-        nonlocal trained
-        if trained is None:
-            trained = seq2seq.train(sources, targets, cfg, rt, stop_after_minutes=stop_after_minutes,
-                                    select=dev_score if selecting else None, select_key=select_key)
-        return trained
-
-    base = {"method": method, "cfg": asdict(cfg), "train": seq2seq.examples_fingerprint(sources, targets),
-            "select": select_key}
-    out = {}
-    for name, graphs in evals.items():
-        params = {**base, "eval": ids_key(graphs), "input_format": input_format}
-        out[name] = cached("metalogic_seq2seq_outputs", params,
-                           lambda graphs=graphs: _decode(method, model(), graphs, input_format, rt),
-                           data_files=data_files())
-    out["losses"] = cached("metalogic_seq2seq_losses", base, lambda: model().losses)
-    out["selection"] = cached("metalogic_seq2seq_selection", base, lambda: model().selection)
-    return out
-
-
-def _decode(method: str, trained, graphs: Sequence[Metagraph], input_format: str, rt: Runtime) -> dict:
-    from ..models import seq2seq
-
-    if method == "once":
-        texts = seq2seq.generate(trained, [ml.once_source(g, input_format) for g in graphs], rt)
-        return {g.id: t for g, t in zip(graphs, texts)}
-    jobs = []  # (graph id, part, sid, source)
-    for g in graphs:
-        exs = ml.multitask_examples(g, input_format)
-        jobs += [(g.id, ex.task, ex.node, ex.source) for ex in exs]
-    texts = seq2seq.generate(trained, [j[3] for j in jobs], rt)
-    out = {g.id: {"tree": "", "formulae": {}, "degree": {}} for g in graphs}
-    for (gid, task, sid, _), text in zip(jobs, texts):
-        if task == "tree":
-            out[gid]["tree"] = text
-        else:
-            out[gid][task][sid] = text
-    return out
-
-
-def parse_outputs(method: str, outputs: Mapping[str, object]) -> dict[str, Prediction]:
-    """Predictions from raw outputs (normalised first: WordPiece decoding spaces out the symbols)."""
-    if method in ("once", "fewshot"):
-        return {gid: ml.parse_once(ml.normalise(text)) for gid, text in outputs.items()}
-    return {gid: ml.prediction_from_parts(ml.normalise(o["tree"]),
-                                          {s: ml.normalise(t) for s, t in o["formulae"].items()},
-                                          {s: ml.normalise(t) for s, t in o["degree"].items()})
-            for gid, o in outputs.items()}
-
-
 def roundtrip_scores(tokenizer, graphs: Sequence[Metagraph]) -> dict[str, float]:
     """Scores of gold → linearise → encode → decode → normalise → parse (must all be 100)."""
-    targets = [ml.once_target(g) for g in graphs]
+    targets = prompts.once_targets(graphs)
     decoded = tokenizer.batch_decode(tokenizer(targets)["input_ids"], skip_special_tokens=True)
     return mm.evaluate(graphs, {g.id: ml.parse_once(ml.normalise(t)) for g, t in zip(graphs, decoded)})
-
-
-# --- few-shot generation with a causal LM ---------------------------------------------------
-
-FEWSHOT_INSTRUCTION = (
-    "Each sentence of a passage is a node sentK; its atomic parts are variables vK. Write the logic "
-    "metagraph: after $tree$ the steps (a -> b: a supports b; a => b: a rebuts b), after $formulae$ each "
-    "node's formula with [entail] [and] [or] and the unary operators [negative] [necessary] [possible], "
-    "after $degree$ each node's certainty (impossible, unnecessary, contingent, possible, necessary).")
-
-
-def fewshot_prompt(shots: Sequence[Metagraph], g: Metagraph) -> str:
-    """Instruction, ``shots`` solved examples, then the passage (whitespace collapsed for BPE models)."""
-    def block(x: Metagraph, answer: str) -> str:
-        return f"Passage: {ml.once_source(x)}\nMetagraph: {answer}"
-
-    parts = [FEWSHOT_INSTRUCTION] + [block(s, ml.once_target(s)) for s in shots] + [block(g, "")]
-    return re.sub(r"[ \t]+", " ", "\n\n".join(parts)).rstrip()
 
 
 def fewshot_shots(train: Sequence[Metagraph], k: int) -> list[Metagraph]:
     """The ``k`` shortest training passages that have both a rebut step and a formula (fixed, not sampled)."""
     ok = [g for g in train if ml.has_rebut(g) and any(n.triples for n in g.nodes.values())] or list(train)
-    return sorted(ok, key=lambda g: (len(ml.once_source(g)), g.id))[:k]
-
-
-def fewshot_outputs(model_name: str, shots: Sequence[Metagraph], graphs: Sequence[Metagraph], rt: Runtime,
-                    max_new_tokens: int = 160) -> dict[str, str]:
-    def compute():
-        from ..models.lm import load_lm
-
-        lm = load_lm(model_name, rt)
-        texts = lm.generate([fewshot_prompt(shots, g) for g in graphs], max_new_tokens, stop=["\n"])
-        return {g.id: t for g, t in zip(graphs, texts)}
-
-    params = {"model": model_name, "shots": [g.id for g in shots], "eval": ids_key(graphs),
-              "max_new_tokens": max_new_tokens, "prompt": fingerprint(FEWSHOT_INSTRUCTION)}
-    return cached("metalogic_fewshot_outputs", params, compute, data_files=data_files())
+    return sorted(ok, key=lambda g: (len(prompts.once_inputs([g])[0]), g.id))[:k]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,117 +357,420 @@ def error_examples(graphs: Sequence[Metagraph], preds: Mapping[str, Prediction])
     return pd.DataFrame(rows, columns=["type", "passage", "node", "gold", "predicted"]).set_index("type")
 
 
+def counts_frame(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """Numbers as text: whole numbers without decimals, others with ``digits`` (missing stays missing)."""
+    def text(v):
+        if isinstance(v, str) or pd.isna(v):
+            return v
+        return str(int(v)) if float(v).is_integer() else f"{v:.{digits}f}"
+    return frame.map(text).astype(object)
+
+
 # ---------------------------------------------------------------------------------------------
-# Drawing metagraphs (networkx + matplotlib)
+# The chapter: one function per section, then run()
 # ---------------------------------------------------------------------------------------------
 
-NODE_COLOURS = {"conclusion": "#f0c05a", "rebuttal": "#f4a582", "irrelevant": "#dddddd", "other": "#a6cee3"}
+METHOD_NAMES = {"once": "All-at-Once", "multitask": "Multitask"}
+OURS_NAMES = {"features": "Features (logistic regression)", "rules": "Rules (Tables 13, 20–22)",
+              "trivial": "Trivial structure", "empty": "Empty"}
+T3 = [COLUMN_NAMES[c] for c in mm.MAIN_COLUMNS]
+T14_STEPS = [COLUMN_NAMES[c] for c in mm.STEP_TYPE_COLUMNS]
+OPS = list(OPERATOR_NAMES.values())
+T4_KEYS = {"Passage": "passage", "Graph": "graph", "Node": "node", "Form": "form", "Reb": "reb",
+           "Multi-step": "multi_step", "Multi-premise": "multi_premise", "n(reb ∩ step ∩ premise)": "reb_step_premise",
+           "Avg. Node": "avg_node", "Avg. Form": "avg_form", "Avg. Var": "avg_var", "Avg. Binary": "avg_binary",
+           "Avg. Global": "avg_global", "Avg. Local": "avg_local"}
+SCALE_PANELS = ["Node F1", "Step F1", "Formula F1", "Cert. Acc", "Cert. F1*", "Overall All"]
+PAPER_BACKBONES = ("t5-large", "t5-11b")  # the paper's rows compare directly only with these
 
 
-def _roles(steps: Sequence[ml.Step], sids: Sequence[str]) -> dict[str, str]:
-    used = {s.pre for s in steps} | {s.con for s in steps}
-    final = {s.con for s in steps} - {s.pre for s in steps if s.type == ml.SUPPORT}
-    rebut = {s.pre for s in steps if s.type == ml.REBUT}
-    return {sid: "rebuttal" if sid in rebut else "conclusion" if sid in final else
-            "other" if sid in used else "irrelevant" for sid in sids}
+@dataclass
+class Results(ChapterResults):
+    """Tables (by download name), facts (glue name → value), claims, and what the figures draw."""
+
+    captions: dict[str, str]  # the captions that name a system or a sample size
+    splits: dict[str, list[Metagraph]]
+    baselines: dict[str, dict[str, Prediction]]  # empty, trivial, rules, features: test predictions
+    label_counts: pd.DataFrame
+    steps_per_graph: pd.Series
+    gold_shown: list[Metagraph]
+    losses: dict[str, list[float]]  # "All-at-Once, seed 0" → training loss per step
+    confusions: dict[str, pd.DataFrame]  # system → gold × predicted certainty
+    step_plot: pd.DataFrame  # Figure 3: the paper's rows and ours
+    operator_plot: pd.DataFrame  # Figure 4
+    scale: pd.DataFrame  # one row per system × ratio × seed
+    error_counts: pd.DataFrame  # Table 5: the paper's counts beside ours
+    main_label: str
+    main_graphs: list[Metagraph]
+    main_preds: dict[str, Prediction]
 
 
-def layout(g: Metagraph) -> dict[str, tuple[float, float]]:
-    """Layered positions: conclusions on top, premises below, sentences outside the graph at the bottom."""
-    import networkx as nx
+@dataclass
+class Generated:
+    """The fine-tuned generators: their samples, raw outputs per seed and parsed predictions."""
 
-    dg = nx.DiGraph([(s.pre, s.con) for s in g.steps])
-    if not nx.is_directed_acyclic_graph(dg):
-        return nx.spring_layout(nx.DiGraph(dg), seed=0)
-    pos = {}
-    layers = list(nx.topological_generations(dg))
-    for depth, layer in enumerate(layers):
-        layer = sorted(layer, key=g.sids.index)
-        for k, sid in enumerate(layer):
-            pos[sid] = (k - (len(layer) - 1) / 2, -(len(layers) - 1 - depth))
-    rest = [sid for sid in g.sids if sid not in pos]
-    for k, sid in enumerate(rest):
-        pos[sid] = (k - (len(rest) - 1) / 2, -len(layers) - 0.2)
-    return pos
+    train: list[Metagraph]
+    test: list[Metagraph]
+    dev: list[Metagraph]
+    runs: dict[str, list[dict]] = field(default_factory=dict)
+    preds: dict[str, list[dict[str, Prediction]]] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
 
 
-def _node_label(g: Metagraph, p: Prediction, sid: str) -> str:
-    d = p.degrees.get(sid, ml.UNRESOLVED)
-    body = " ∧ ".join(t.readable() for t in p.triples.get(sid, ()))
-    return f"{sid}\n{ml.DEGREE_WORDS[d] if d in range(5) else '?'}" + (f"\n{body}" if body else "")
+def data_section(splits, tables, facts) -> None:
+    train, dev, test = splits["train"], splits["dev"], splits["test"]
+    tables["metalogic_splits"] = counts_frame(split_sizes(splits))
+    facts.update(metalogic_n_passages=len(train + dev + test), metalogic_n_train=len(train),
+                 metalogic_n_dev=len(dev), metalogic_n_test=len(test))
+    for part in ("train", "dev", "test"):
+        facts[f"metalogic_paper_split_{part}"] = papers.value(PAPER, "§5", "split", f"{part} (%)")
+    quirk = quirks(splits)
+    tables["metalogic_quirks"] = pd.DataFrame({"count": quirk})
+    facts["metalogic_degree_rule_breaks"] = quirk["nodes whose degree is not f(global operators)"]
+    facts["metalogic_outside"] = quirk["sentences outside every step"]
 
 
-def draw_metagraph(ax, g: Metagraph, pred: Prediction | None = None, pos=None, title: str = "") -> None:
-    """Draw the gold metagraph of ``g`` on ``ax``, or ``pred`` against it (colours mark agreement).
-
-    Nodes: conclusion gold, rebuttal salmon, outside the graph grey, others blue; labels give the
-    certainty and formula (red where the prediction differs from gold). Support edges are solid,
-    rebut edges dashed red; on a prediction, matched steps are green, extra ones orange and missed
-    gold steps dotted grey.
-    """
-    import networkx as nx
-
-    gold = g.gold()
-    shown = pred or gold
-    pos = pos or layout(g)
-    dg = nx.DiGraph()
-    dg.add_nodes_from(g.sids)
-    roles = _roles(shown.steps, g.sids)
-    extra = [sid for s in shown.steps for sid in (s.pre, s.con) if sid not in pos]
-    for k, sid in enumerate(dict.fromkeys(extra)):  # predicted ids the passage lacks
-        pos = {**pos, sid: (k, 1.0)}
-        dg.add_node(sid)
-        roles[sid] = "other"
-    nx.draw_networkx_nodes(dg, pos, ax=ax, node_size=1500, node_color=[NODE_COLOURS[roles[n]] for n in dg.nodes],
-                           edgecolors="black")
-    for step in shown.steps:
-        colour = "black" if pred is None else ("green" if step in gold.steps else "orange")
-        if step.type == ml.REBUT and pred is None:
-            colour = "crimson"
-        nx.draw_networkx_edges(dg, pos, edgelist=[(step.pre, step.con)], ax=ax, edge_color=colour, width=2,
-                               style="dashed" if step.type == ml.REBUT else "solid", arrowsize=18,
-                               node_size=1500)
-    if pred is not None:
-        missed = [(s.pre, s.con) for s in gold.steps if s not in pred.steps]
-        nx.draw_networkx_edges(dg, pos, edgelist=missed, ax=ax, edge_color="grey", style="dotted", width=1.5,
-                               arrowsize=12, node_size=1500)
-    for sid in dg.nodes:
-        wrong = pred is not None and sid in g.nodes and (
-            pred.degrees.get(sid, ml.UNRESOLVED) != gold.degrees[sid]
-            or mm.formula_f1(pred.triples.get(sid, ()), gold.triples[sid]) < 1)
-        x, y = pos[sid]
-        ax.text(x, y, _node_label(g, shown, sid), ha="center", va="center", fontsize=7,
-                color="crimson" if wrong else "black")
-    ax.margins(x=0.25, y=0.25)  # room for the labels under and beside the circles
-    ax.set_title(title, fontsize=9)
-    ax.axis("off")
+def table4_section(everything, tables, facts) -> None:
+    t4 = ml.table4(everything)
+    paper_t4 = papers.table(PAPER, "Table 4").T
+    paper_t4.columns = ["value"]
+    ours_t4 = pd.DataFrame({"value": {k: float(t4[v]) for k, v in T4_KEYS.items()}})
+    table = paper_vs_ours(counts_frame(paper_t4), counts_frame(ours_t4), digits=2)
+    table[("definition used here", "")] = [TABLE4_NOTES.get(T4_KEYS[k], "as in the paper") for k in table.index]
+    tables["metalogic_table4"] = table
+    matching = [k for k in T4_KEYS if abs(paper_t4.loc[k, "value"] - ours_t4.loc[k, "value"]) < 0.006]  # 2 decimals
+    facts.update(metalogic_t4_matching=", ".join(matching) or "none", metalogic_multi_premise=t4["multi_premise"],
+                 metalogic_paper_multi_premise=papers.value(PAPER, "Table 4", "MetaLogic", "Multi-premise"),
+                 metalogic_avg_global=t4["avg_global"],
+                 metalogic_paper_avg_global=papers.value(PAPER, "Table 4", "MetaLogic", "Avg. Global"))
 
 
-def draw_pair(g: Metagraph, pred: Prediction, label: str):
-    """A figure: gold (left) and ``pred`` (right) on the same node positions, with the item's scores."""
-    import matplotlib.pyplot as plt
-
-    s = mm.score_sample(g, pred).scores
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    pos = layout(g)
-    draw_metagraph(axes[0], g, pos=pos, title=f"{g.id}: gold")
-    draw_metagraph(axes[1], g, pred, pos=pos, title=(
-        f"{label}: node F1 {100 * s['node_f1']:.0f}, step F1 {100 * s['step_f1']:.0f}, "
-        f"formula F1 {100 * s['formula_f1']:.0f}, certainty {100 * s['cert_acc']:.0f}"))
-    xlims, ylims = [ax.get_xlim() for ax in axes], [ax.get_ylim() for ax in axes]
-    for ax in axes:  # one frame for both panels, so a node sits at the same place in each
-        ax.set_xlim(min(lo for lo, _ in xlims), max(hi for _, hi in xlims))
-        ax.set_ylim(min(lo for lo, _ in ylims), max(hi for _, hi in ylims))
-    fig.tight_layout()
-    return fig
+def labels_section(splits, tables, facts) -> pd.DataFrame:
+    labels = label_counts(splits)
+    tables["metalogic_label_counts"] = labels
+    degree_cols = [f"degree {d}" for d in range(5)]
+    facts["metalogic_contingent_share"] = 100 * labels["degree 2"].sum() / labels[degree_cols].sum().sum()
+    tables["metalogic_table2"] = paper_vs_ours(papers.table(PAPER, "Table 2"), pd.DataFrame(), digits=2)
+    return labels
 
 
-def pick_examples(graphs: Sequence[Metagraph], preds: Mapping[str, Prediction], ids: Sequence[str] = ()
-                  ) -> dict[str, Metagraph]:
-    """Requested ids (if present) plus the best, median and worst passage by step F1."""
-    by_id = {g.id: g for g in graphs}
-    chosen = {f"requested ({i})": by_id[i] for i in ids if i in by_id}
-    ranked = sorted(graphs, key=lambda g: (mm.score_sample(g, preds.get(g.id, Prediction())).scores["step_f1"], g.id))
-    if ranked:
-        chosen.update({"best": ranked[-1], "median": ranked[len(ranked) // 2], "worst": ranked[0]})
-    return chosen
+def gold_examples(everything, test) -> list[Metagraph]:
+    """The paper's Figure 1 and Table 10 passages, where present (else the first test passage)."""
+    by_id = {g.id: g for g in everything}
+    return [by_id[i] for i in ("train_1300", "train_4341") if i in by_id] or [test[0]]
+
+
+def metrics_section(cfg: Config, splits, tables, facts, captions):
+    """The text forms under the generator's tokenizer, and the metric variants on the trivial
+    predictors; returns the tokenizer, the rule window and the predictors' test predictions."""
+    from ..models import load_tokenizer
+
+    train, test = splits["train"], splits["test"]
+    model = cfg.seq2seq.model
+    tokenizer = load_tokenizer(model)
+    roundtrip = roundtrip_scores(tokenizer, train)
+    if min(roundtrip.values()) != 100.0:  # gold → text → tokens → text → parse must be lossless
+        raise AssertionError(f"the target text does not survive the {model} tokenizer: {roundtrip}")
+    facts.update(metalogic_roundtrip_min=min(roundtrip.values()), metalogic_tokenizer=model)
+    tables["metalogic_lengths"] = length_table(tokenizer, splits).round(1)
+    captions["metalogic_lengths"] = (f"Length of each text form in {model} tokens, and the share (%) longer than "
+                                     "each limit")
+    window = rule_window(train)
+    base = baseline_predictions(test, rules.RuleConfig(window=window))
+    tables["metalogic_metric_variants"] = pd.DataFrame({
+        (name, variant): {COLUMN_NAMES[k]: v for k, v in mm.evaluate(test, base[name], variant).items()
+                          if k in ("formula_all", "overall_all", "formula_f1")}
+        for name in ("empty", "trivial") for variant in mm.VARIANTS}).T.round(2)
+    return tokenizer, window, base
+
+
+def baselines_section(splits, window, base, tables, facts, captions) -> pd.DataFrame:
+    """Adds the feature model to ``base``; returns the predictors' mean scores on test."""
+    train, test = splits["train"], splits["test"]
+    base["features"] = gen.feature_predictions(train, test)
+    scores = score_frame({k: [v] for k, v in base.items()}, test, [*mm.MAIN_COLUMNS, *mm.STEP_TYPE_COLUMNS])
+    tables["metalogic_baselines"] = scores
+    captions["metalogic_baselines"] = f"Predictors without a pretrained model, test split ({len(test)} passages)"
+    b = means(scores)
+    facts.update(
+        metalogic_rule_window="the whole sentence" if window is None else f"the first {window} words",
+        metalogic_trivial_node_f1=b.loc["trivial", "Node F1"], metalogic_trivial_step_f1=b.loc["trivial", "Step F1"],
+        metalogic_trivial_cert_acc=b.loc["trivial", "Cert. Acc"], metalogic_rules_cert_acc=b.loc["rules", "Cert. Acc"],
+        metalogic_empty_formula_f1=b.loc["empty", "Formula F1"],
+        metalogic_features_formula_f1=b.loc["features", "Formula F1"],
+        metalogic_features_macro=b.loc["features", "Cert. F1*"],
+        metalogic_rules_vs_trivial="lower" if b.loc["rules", "Cert. Acc"] < b.loc["trivial", "Cert. Acc"] else "higher")
+    for key, col in (("node_f1", "Node F1"), ("step_f1", "Step F1"), ("cert_acc", "Cert. Acc")):
+        facts[f"metalogic_paper_once_{key}"] = papers.value(PAPER, "Table 3", "Once (large)", col)
+    return b
+
+
+def generate_section(cfg: Config, splits, tokenizer, rt: Runtime, facts) -> Generated:
+    """Fine-tune each method and seed, decode the test sample; the facts of the training note."""
+    from ..models import seq2seq
+
+    t, d = cfg.seq2seq, cfg.decoding
+    out = Generated(train=sampling.nested(splits["train"], t.n_train, 0),
+                    test=sampling.nested(splits["test"], d.n_test, 0),
+                    dev=sampling.nested(splits["dev"], t.n_dev, 0) if t.evaluations else [])
+    for m in t.methods:
+        out.runs[m] = [seq2seq_run(cfg, m, s, out.train, {"test": out.test}, out.dev, rt) for s in t.seeds]
+        out.preds[m] = [gen.parse_outputs(m, r["test"]) for r in out.runs[m]]
+        out.names[m] = f"{METHOD_NAMES[m]} ({t.model})"
+    engine = engine_config(cfg, 0)
+    steps_done = t.max_steps if t.max_steps is not None else engine.total_steps(len(out.train))
+    decoder_only = seq2seq.decoder_only(t.model)
+    kept = {f"{METHOD_NAMES[m]}, seed {s}": max(r["selection"], key=lambda x: x[1])[0]
+            for m, rs in out.runs.items() for s, r in zip(t.seeds, rs) if r["selection"]}
+    facts.update(
+        metalogic_model=t.model,
+        metalogic_architecture="a decoder-only language model, with the loss on the target tokens only"
+        if decoder_only else "an encoder-decoder model",
+        metalogic_batch_size=t.batch_size * t.grad_accum,
+        metalogic_epochs_seen=steps_done * t.batch_size * t.grad_accum / len(out.train),
+        metalogic_gen_max_len=d.gen_max_len,
+        metalogic_trained_weights="every weight" if t.train_layers is None or not decoder_only
+        else f"the top {t.train_layers} transformer block{'s' * (t.train_layers != 1)} only (the rest frozen)",
+        metalogic_selection=(
+            f"At {t.evaluations} evenly spaced steps the model decodes {len(out.dev)} dev passages, and the weights "
+            f"with the best official selection score on them are kept (here: "
+            f"{'; '.join(f'step {v} for {k}' for k, v in kept.items())})." if kept else
+            "The last step's weights are used: there is no dev-based checkpoint selection."),
+        metalogic_steps=steps_done, metalogic_examples_seen=steps_done * t.batch_size * t.grad_accum,
+        metalogic_n_train_s2s=len(out.train), metalogic_n_test_eval=len(out.test), metalogic_n_seeds=len(t.seeds),
+        metalogic_lr=t.lr, metalogic_optimizer=t.optimizer, metalogic_input_format=d.input_format,
+        metalogic_max_src_len=t.max_src_len,
+        metalogic_methods=", ".join(METHOD_NAMES[m] for m in t.methods) or "none",
+        metalogic_paper_epochs=papers.value(PAPER, "§6.1", "all", "epochs"),
+        metalogic_paper_lr=papers.value(PAPER, "§6.1", "all", "learning rate"),
+        metalogic_paper_bs=papers.value(PAPER, "§6.1", "T5-large", "batch size"),
+        metalogic_paper_seeds=papers.value(PAPER, "§6.1", "all", "seeds (T5-large)"),
+        metalogic_trunc_src=100 * seq2seq.truncation_rate(tokenizer, prompts.once_inputs(out.train), t.max_src_len),
+        metalogic_trunc_tgt=100 * seq2seq.truncation_rate(tokenizer, prompts.once_targets(out.train), t.max_tgt_len))
+    return out
+
+
+def seq2seq_run(cfg: Config, method: str, seed: int, train, evals, dev, rt: Runtime) -> dict:
+    """One fine-tuned generator of the configuration (see :func:`rcstudy.models.metagraph.seq2seq_outputs`)."""
+    return gen.seq2seq_outputs(method, engine_config(cfg, seed), train, evals, rt,
+                               input_format=cfg.decoding.input_format,
+                               stop_after_minutes=cfg.seq2seq.stop_after_minutes, dev=dev)
+
+
+def fewshot_section(cfg: Config, splits, rt: Runtime, facts) -> dict[str, tuple[list[Metagraph], dict]]:
+    """The few-shot row: ``{name: (its test passages, its predictions)}`` (empty when skipped)."""
+    f = cfg.fewshot
+    rows = {}
+    if f.model:
+        shots = fewshot_shots(splits["train"], f.shots)
+        graphs = sampling.nested(splits["test"], f.n, 0)
+        texts = gen.fewshot_outputs(f.model, shots, graphs, rt, f.max_new_tokens)
+        rows[f"Few-shot ({f.model}, {f.shots} shot{'s' if f.shots != 1 else ''})"] = (
+            graphs, gen.parse_outputs("fewshot", texts))
+        facts["metalogic_fewshot_n"] = len(graphs)
+        facts["metalogic_fewshot_parsed"] = 100 * np.mean(["$tree$" in ml.normalise(t) for t in texts.values()])
+    else:
+        facts["metalogic_fewshot_n"] = 0
+        facts["metalogic_fewshot_parsed"] = float("nan")
+    facts["metalogic_fewshot_model"] = f.model or "no model"
+    return rows
+
+
+def table3_section(splits, g: Generated, fewshot, base, tables) -> pd.DataFrame:
+    """Table 3, paper beside ours; returns our systems' mean scores."""
+    test = splits["test"]
+    rows, n_rows = [], {}
+    for m, name in g.names.items():
+        rows.append(score_frame({name: g.preds[m]}, g.test))
+        n_rows[name] = len(g.test)
+    for name, (graphs, preds) in fewshot.items():
+        rows.append(score_frame({name: [preds]}, graphs))
+        n_rows[name] = len(graphs)
+    rows.append(score_frame({OURS_NAMES[k]: [base[k]] for k in OURS_NAMES}, test))
+    n_rows.update({v: len(test) for v in OURS_NAMES.values()})
+    ours = pd.concat(rows)
+    table = paper_vs_ours(papers.table(PAPER, "Table 3")[T3], ours)
+    table[("test passages", "")] = [n_rows.get(r, "whole split") for r in table.index]
+    tables["metalogic_table3"] = table
+    return means(ours)
+
+
+def main_system(cfg: Config, splits, g: Generated, base) -> tuple[str | None, str, list[Metagraph], dict]:
+    """The system the page discusses: the first trained method's first seed, else the feature model."""
+    methods = cfg.seq2seq.methods
+    if methods:
+        return methods[0], g.names[methods[0]], g.test, g.preds[methods[0]][0]
+    return None, OURS_NAMES["features"], splits["test"], base["features"]
+
+
+def main_section(cfg: Config, splits, g: Generated, base, ours_means, facts):
+    method, label, graphs, preds = main_system(cfg, splits, g, base)
+    confusions = {label: confusion(graphs, preds), OURS_NAMES["features"]: confusion(splits["test"], base["features"])}
+    if method:  # Multitask outputs are mappings of parts: compare them as text
+        outputs = g.runs[method][0]["test"].values()
+        distinct = len({o if isinstance(o, str) else json.dumps(o, sort_keys=True) for o in outputs})
+    else:
+        distinct = len(graphs)
+    facts.update(
+        metalogic_main_label=label, metalogic_main_distinct=distinct, metalogic_main_n=len(graphs),
+        metalogic_training_remark=(
+            "Compare these scores with the paper's rows of the same backbone size."
+            if cfg.seq2seq.model in PAPER_BACKBONES else
+            "This profile fine-tunes a small model on a fraction of one pass over the training passages, which "
+            "mostly teaches the output format. Read its scores against the trivial and empty rows, which show what "
+            "the format and a structural prior alone earn, not against T5."))
+    for col, key in (("Node F1", "node_f1"), ("Step All", "step_all"), ("Step F1", "step_f1"),
+                     ("Formula F1", "formula_f1"), ("Cert. All", "cert_all"), ("Cert. F1*", "cert_macro_f1"),
+                     ("Overall All", "overall_all")):
+        facts[f"metalogic_main_{key}"] = float(ours_means.loc[label, col])
+    return label, graphs, preds, confusions
+
+
+def table14_section(splits, g: Generated, fewshot, base, b, main_label, tables, facts):
+    """Table 14 (step types, per-operator formula F1); returns our means and the two plot frames."""
+    test = splits["test"]
+    systems = {**{g.names[m]: (g.test, g.preds[m]) for m in g.names},
+               **{k: (graphs, [p]) for k, (graphs, p) in fewshot.items()},
+               OURS_NAMES["features"]: (test, [base["features"]]), OURS_NAMES["trivial"]: (test, [base["trivial"]])}
+    step_rows, op_rows = [], []
+    for name, (graphs, runs) in systems.items():
+        step_rows.append(score_frame({name: runs}, graphs, mm.STEP_TYPE_COLUMNS))
+        frame, sizes = operator_frame({name: runs}, graphs)
+        op_rows.append(frame)
+        if graphs is test:
+            test_sizes = sizes
+    ours = pd.concat([pd.concat(step_rows), pd.concat(op_rows)], axis=1)
+    paper = papers.table(PAPER, "Table 14")
+    tables["metalogic_table14"] = paper_vs_ours(paper, ours)
+    tables["metalogic_operator_sizes"] = pd.DataFrame({"nodes in the test split": test_sizes}).T
+    t14 = means(ours)
+    step_plot = pd.concat([paper[T14_STEPS].rename(index=lambda r: f"paper: {r}"), t14[T14_STEPS]])
+    op_plot = pd.concat([paper[OPS].loc[["Once (large)", "MetGen (11b)"]].rename(index=lambda r: f"paper: {r}"),
+                         t14[OPS]])
+    facts.update(metalogic_main_support_f1=float(t14.loc[main_label, "Support F1"]),
+                 metalogic_main_rebut_f1=float(t14.loc[main_label, "Rebut F1"]),
+                 metalogic_empty_rebut_f1=b.loc["empty", "Rebut F1"])
+    return t14, step_plot, op_plot
+
+
+def scale_section(cfg: Config, splits, g: Generated, rt: Runtime, tables, facts):
+    """The data-scale runs (Tables 15–16, Figure 5); returns them and the feature model's gains
+    (smallest share → ~20 %, ~20 % → all)."""
+    sc = cfg.scale
+    train, test = splits["train"], splits["test"]
+    frames = []
+    if "features" in sc.methods:
+        frames.append(feature_scale(train, test, sc.ratios, sc.seeds).assign(system=OURS_NAMES["features"]))
+    for m in [m for m in sc.methods if m in cfg.seq2seq.methods]:
+        recs = []
+        for s in sc.seeds:
+            for ratio, subset in ratio_subsets(g.train, sc.ratios, s).items():
+                out = seq2seq_run(cfg, m, s, subset, {"test": g.test}, g.dev, rt)
+                recs.append({"ratio": ratio, "seed": s, "n_train": len(subset),
+                             **mm.evaluate(g.test, gen.parse_outputs(m, out["test"]))})
+        frames.append(pd.DataFrame(recs).assign(system=g.names[m]))
+    scale = pd.concat(frames).rename(columns=COLUMN_NAMES)
+    tables["metalogic_table15_ours"] = scale.groupby(["system", "ratio"])[T3].agg(lambda v: mean_sd(list(v)))
+    tables["metalogic_table15_paper"] = papers.table(PAPER, "Table 15")
+    tables["metalogic_table16_paper"] = papers.table(PAPER, "Table 16")
+    feat = scale[scale.system == OURS_NAMES["features"]] if "features" in sc.methods else scale
+    curve = feat.groupby("ratio")[SCALE_PANELS].mean().mean(axis=1)
+    lo, mid, hi = curve.index.min(), min(curve.index, key=lambda r: abs(r - 0.2)), curve.index.max()
+    early, late = float(curve[mid] - curve[lo]), float(curve[hi] - curve[mid])
+    facts.update(metalogic_scale_gain_early=early, metalogic_scale_gain_late=late, metalogic_scale_mid=100 * mid,
+                 metalogic_scale_systems=", ".join(sorted(scale.system.unique())),
+                 metalogic_scale_draws=len(sc.seeds), metalogic_scale_smallest=int(scale.n_train.min()))
+    return scale, early, late
+
+
+def error_section(cfg: Config, splits, g: Generated, rt: Runtime, tables, facts, captions):
+    """Table 5 by rule on a dev sample; returns the counts (paper beside ours) and the system's name."""
+    e = cfg.error_analysis
+    sample = sampling.nested(splits["dev"], e.n, 0)
+    if e.system == "features":
+        preds, label = gen.feature_predictions(splits["train"], sample), OURS_NAMES["features"]
+    else:
+        out = seq2seq_run(cfg, e.system, cfg.seq2seq.seeds[0], g.train, {"dev": sample}, g.dev, rt)
+        preds, label = gen.parse_outputs(e.system, out["dev"]), f"{METHOD_NAMES[e.system]} ({cfg.seq2seq.model})"
+    errors = error_frame(sample, preds)
+    paper = papers.table(PAPER, "Table 5").T
+    paper.columns = ["count"]
+    ours = errors[["ours"]].rename(columns={"ours": "count"}).astype(float)
+    table = paper_vs_ours(counts_frame(paper), counts_frame(ours))
+    table[("description", "")] = errors["description"].reindex(table.index)
+    tables["metalogic_table5"] = table
+    captions["metalogic_table5"] = (f"Table 5: error categories; paper: Once (11b), by hand; ours: {label}, by rule, "
+                                    f"{len(sample)} dev passages")
+    tables["metalogic_error_examples"] = error_examples(sample, preds)
+    counts = pd.DataFrame({"paper (Once 11b)": paper["count"], f"ours ({label})": ours["count"]})
+
+    def share(frame, col, cat, group):
+        return 100 * frame.loc[cat, col] / frame.loc[group, col].sum()
+
+    formula, certainty = ["F1", "F2", "F3", "F4"], ["C1", "C2", "C3", "C4"]
+    facts.update(
+        metalogic_ea_label=label, metalogic_ea_n=len(sample),
+        metalogic_ea_f1_share=100 * errors.loc["F1", "ours"] / max(1, errors.loc[formula, "ours"].sum()),
+        metalogic_ea_c2_share=100 * errors.loc["C2", "ours"] / max(1, errors.loc[certainty, "ours"].sum()),
+        metalogic_paper_f1_share=share(paper, "count", "F1", formula),
+        metalogic_paper_c2_share=share(paper, "count", "C2", certainty))
+    return errors, counts, label
+
+
+def judge_claims(cfg: Config, base_means, ours_means, t14, main_label, early, late, errors, ea_label,
+                 facts) -> ClaimLog:
+    """The evidence for each declared claim (:data:`rcstudy.papers.metalogic.CLAIMS`)."""
+    claims = ClaimLog(PAPER)
+    trained = [f"{METHOD_NAMES[m]} ({cfg.seq2seq.model})" for m in cfg.seq2seq.methods] + [OURS_NAMES["features"]]
+    tm = ours_means.loc[trained]
+    cert_all, macro = float(tm["Cert. All"].max()), float(tm["Cert. F1*"].max())
+    claims.judge("certainty-hard", {"cert_all": cert_all, "cert_macro": macro},
+                 f"best Cert. All {cert_all:.1f}, best Cert. F1* {macro:.1f} ({', '.join(trained)})")
+    node, step_all = float(tm.loc[main_label, "Node F1"]), float(tm.loc[main_label, "Step All"])
+    claims.judge("nodes-high-steps-low", {"node": node, "step_all": step_all},
+                 f"{main_label}: Node F1 {node:.1f}, Step All {step_all:.1f}")
+    formula, empty = float(tm["Formula F1"].max()), base_means.loc["empty", "Formula F1"]
+    claims.judge("formula-around-60", {"formula": formula, "empty": empty},
+                 f"best Formula F1 {formula:.1f}; empty prediction {empty:.1f}")
+    sup, reb = float(t14.loc[main_label, "Support F1"]), float(t14.loc[main_label, "Rebut F1"])
+    claims.judge("rebut-easier", {"rebut": reb, "support": sup},
+                 f"{main_label}: Rebut F1 {reb:.1f}, Support F1 {sup:.1f}; the empty prediction's Rebut F1 is "
+                 f"{base_means.loc['empty', 'Rebut F1']:.1f}")
+    claims.judge("scale-fast-then-flat", {"early": early, "late": late}, f"+{early:.1f} then +{late:.1f} points")
+    claims.judge("metgen-best", None, "not run in this profile")
+    ours = errors["ours"]
+    claims.judge("errors-variables", {c: ours[c] for c in ("F1", "F2", "F3", "F4")},
+                 f"{ea_label}: F1 share {facts['metalogic_ea_f1_share']:.0f} % of formula errors")
+    claims.judge("errors-contingent", {c: ours[c] for c in ("C1", "C2", "C3", "C4")},
+                 f"{ea_label}: C2 share {facts['metalogic_ea_c2_share']:.0f} % of certainty errors")
+    return claims
+
+
+def run(cfg: Config, rt: Runtime) -> Results:
+    """Every table, figure's data, quoted number and claim of the chapter, in page order."""
+    tables, facts, captions = {}, {}, {}
+    splits = load_splits()
+    everything = splits["train"] + splits["dev"] + splits["test"]
+    data_section(splits, tables, facts)
+    table4_section(everything, tables, facts)
+    labels = labels_section(splits, tables, facts)
+    shown = gold_examples(everything, splits["test"])
+    tables["metalogic_linearisations"] = pd.DataFrame({"text": prompts.official_strings(shown[-1])})
+    captions["metalogic_linearisations"] = f"The exact strings of the official code for {shown[-1].id}"
+    tokenizer, window, base = metrics_section(cfg, splits, tables, facts, captions)
+    b = baselines_section(splits, window, base, tables, facts, captions)
+    g = generate_section(cfg, splits, tokenizer, rt, facts)
+    fewshot = fewshot_section(cfg, splits, rt, facts)
+    ours_means = table3_section(splits, g, fewshot, base, tables)
+    main_label, main_graphs, main_preds, confusions = main_section(cfg, splits, g, base, ours_means, facts)
+    t14, step_plot, op_plot = table14_section(splits, g, fewshot, base, b, main_label, tables, facts)
+    scale, early, late = scale_section(cfg, splits, g, rt, tables, facts)
+    errors, error_counts, ea_label = error_section(cfg, splits, g, rt, tables, facts, captions)
+    claims = judge_claims(cfg, b, ours_means, t14, main_label, early, late, errors, ea_label, facts)
+    losses = {f"{METHOD_NAMES[m]}, seed {s}": r["losses"] for m, rs in g.runs.items()
+              for s, r in zip(cfg.seq2seq.seeds, rs)}
+    return Results(tables=tables, facts=facts, claims=claims, captions=captions, splits=splits, baselines=base,
+                   label_counts=labels,
+                   steps_per_graph=pd.Series(steps_per_graph(everything)).sort_index(), gold_shown=shown,
+                   losses=losses, confusions=confusions, step_plot=step_plot, operator_plot=op_plot, scale=scale,
+                   error_counts=error_counts, main_label=main_label, main_graphs=main_graphs, main_preds=main_preds)

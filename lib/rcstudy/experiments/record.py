@@ -3,38 +3,139 @@
 Every method is a *cloze* reader: it picks one of the passage's candidate entities (distinct
 entity strings) for ``@placeholder``, and is scored with the official EM/F1 against all gold
 answers. Methods: random guess (exact expectation, no sampling noise), first / most frequent
-entity, the paper's language-model baseline, an attention-sum reader (ASReader) trained from
-scratch, and a fine-tuned encoder that ranks the query with each candidate filled in.
+entity, the paper's language-model baseline (:mod:`rcstudy.baselines.cloze_lm`), an
+attention-sum reader trained from scratch (:mod:`rcstudy.baselines.asreader`), and a fine-tuned
+encoder that ranks the query with each candidate filled in.
 
 The paper's extractive readers choose any passage span instead: DocQA-lite without and with
 frozen contextual ("ELMo") features, trained from scratch, and a fine-tuned encoder span
 extractor (not in the paper) decoded both freely and restricted to the candidate mentions
 (:mod:`rcstudy.baselines.span_readers`).
+
+:func:`run` computes everything the chapter shows from a :class:`Config`; what each method reads
+is in :mod:`rcstudy.prompts.record`.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
-from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Literal, Sequence
 
 import numpy as np
 import pandas as pd
-import torch
-from torch import nn
+from IPython.display import Markdown
 
+from .. import exports, papers, sampling, stats
 from ..baselines import span_readers as sr
-from ..cache import cached, fingerprint
-from ..data.record import HIGHLIGHT, PLACEHOLDER, RecordData
-from ..data.records import ClozeQuery, MCItem
-from ..metrics.record import Scores, candidate_scores, evaluate, normalize_answer
-from ..models import mc, scratch
-from ..models.lm import load_lm
-from ..runtime import Runtime, seed_everything
+from ..baselines.asreader import ASReaderConfig, asreader
+from ..baselines.cloze_lm import lm_candidate_scores
+from ..cache import cached
+from ..config import ChapterConfig, param, section
+from ..data.record import HIGHLIGHT, PLACEHOLDER, RecordData, load_record
+from ..data.records import ClozeQuery
+from ..metrics.record import (Scores, candidate_scores, evaluate, exact_match_score, f1_score,
+                              normalize_answer)
+from ..models import mc
+from ..prompts.record import PLACEHOLDER_WORD, cloze_items, span_examples
+from ..report import ChapterResults, ClaimLog, paper_vs_ours
+from ..runtime import Runtime
 from ..stats import Interval, bootstrap_ci
+
+# --------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How many queries each method trains on and is scored on (seeded samples)."""
+
+    train: int | None = param(None, "cap on training queries (seeded sample; None: all)")
+    lm_eval: int | None = param(32, "evaluation queries the LM scores (seeded sample; None: all)")
+    span_eval: int | None = param(80, "evaluation queries the span readers score (seeded sample; None: all)")
+    seed: int = param(0, "seed of these samples")
+
+
+@dataclass(frozen=True)
+class LMBaseline:
+    """The paper's language-model baseline."""
+
+    model: str = param("smollm2-135m", "causal LM that scores the filled-in sequences (full: a Hub name)")
+    scoring: Literal["full", "mean"] = param("full", '"full": the paper\'s sequence log-probability; "mean": per token')
+    batch_size: int = param(16, "continuations scored per forward pass")
+
+
+@dataclass(frozen=True)
+class RankerConfig:
+    """The fine-tuned encoder ranker (not in the paper): a multiple-choice encoder over the filled-in queries."""
+
+    fields: Literal["QA", "CQA"] = param("QA", '"QA": the filled-in query alone; "CQA": passage + filled-in query')
+    max_length: int = param(64, "tokens per filled-in query")
+    epochs: float = param(2, "training epochs")
+    lr: float = param(4e-4, "peak learning rate")
+    batch_size: int = param(8, "queries per optimiser step (before accumulation)")
+    grad_accum: int = param(1, "batches accumulated per optimiser step")
+    train_options: int | None = param(4, "candidates per training query (gold + random others; None: all)")
+
+    def mc_config(self, model: str, seed: int) -> mc.MCConfig:
+        """The multiple-choice engine's settings for ``model`` and one seed."""
+        return mc.MCConfig(model=model, fields=self.fields, max_length=self.max_length, epochs=self.epochs,
+                           lr=self.lr, batch_size=self.batch_size, grad_accum=self.grad_accum, seed=seed)
+
+
+@dataclass(frozen=True)
+class DocQASettings:
+    """DocQA-lite, trained from scratch, without and with ELMo-style frozen features."""
+
+    emb: int = param(50, "word embedding size")
+    char_filters: int = param(32, "character-CNN filters")
+    hidden: int = param(32, "GRU size (the original: 100)")
+    epochs: int = param(2, "training epochs")
+    max_answer_len: int = param(15, "longest answer span, in tokens")
+    vocab_size: int = param(20000, "vocabulary: the most frequent training words")
+    elmo_model: str = param("minilm-l6", 'frozen encoder whose layers "DocQA w/ ELMo" mixes (full: a Hub name)')
+    elmo_layers: tuple[int, ...] | None = param((2, 4, 6), "its hidden layers in the scalar mix (None: all)")
+
+    def engine(self, elmo: bool) -> sr.DocQAConfig:
+        """The span reader's settings, with the ELMo-style features or without."""
+        return sr.DocQAConfig(emb=self.emb, char_filters=self.char_filters, hidden=self.hidden, epochs=self.epochs,
+                              vocab_size=self.vocab_size, max_answer_len=self.max_answer_len,
+                              features=self.elmo_model if elmo else None,
+                              feature_layers=self.elmo_layers if elmo else None)
+
+
+@dataclass(frozen=True)
+class ExtractorSettings:
+    """The fine-tuned encoder span extractor (not in the paper), over sliding windows."""
+
+    max_length: int = param(192, "window length in tokens")
+    stride: int = param(64, "overlap of consecutive windows")
+    epochs: float = param(1, "training epochs")
+    lr: float = param(1e-4, "peak learning rate")
+    batch_size: int = param(8, "windows per optimiser step")
+
+    def engine(self, model: str) -> sr.ExtractorConfig:
+        """The span extractor's settings for ``model``."""
+        return sr.ExtractorConfig(model=model, max_length=self.max_length, stride=self.stride, epochs=self.epochs,
+                                  lr=self.lr, batch_size=self.batch_size)
+
+
+@dataclass(frozen=True)
+class Config(ChapterConfig):
+    """The ReCoRD chapter's parameters; the defaults are the quick profile (the book's)."""
+
+    chapter = "record"
+    datasets = ("record",)
+    model: str = param("minilm-l6", "encoder that the ranker and the span extractor fine-tune (full: a Hub name)")
+    seeds: tuple[int, ...] = param((0,), "training seeds of every trained method")
+    random_mode: Literal["mention", "unique"] = param(
+        "mention", 'random guess draws a "mention" or a distinct "unique" candidate')
+    sizes: Sizes = section(Sizes, "how many queries each method trains on and is scored on")
+    lm: LMBaseline = section(LMBaseline, "the paper's language-model baseline")
+    ranker: RankerConfig = section(RankerConfig, "the fine-tuned encoder ranker (not in the paper)")
+    asreader: ASReaderConfig = section(ASReaderConfig, "the attention-sum reader, trained from scratch")
+    docqa: DocQASettings = section(DocQASettings, "DocQA-lite without and with ELMo-style features")
+    extractor: ExtractorSettings = section(ExtractorSettings, "the fine-tuned span extractor (not in the paper)")
+
 
 # --------------------------------------------------------------------------- statistics (Table 1)
 
@@ -164,21 +265,24 @@ def mean_over_seeds(method: str, per_seed: Sequence[MethodResult]) -> MethodResu
                         np.mean([r.f1 for r in per_seed], 0), per_seed[0].predictions)
 
 
-def export_predictions(result: MethodResult, folder: Path) -> Path | None:
-    """Write ``{query id: answer}`` (the official script's prediction format)."""
-    if result.predictions is None:
-        return None
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"preds_{re.sub(r'[^a-z0-9]+', '_', result.method.lower()).strip('_')}.json"
-    path.write_text(json.dumps(result.predictions, indent=0, ensure_ascii=False), encoding="utf-8")
-    return path
-
-
-def paired_difference(a: MethodResult, b: MethodResult, metric: str = "f1", seed: int = 0) -> Interval:
-    """Bootstrap interval of mean(a − b) over the queries both were run on, in points."""
+def aligned(a: MethodResult, b: MethodResult) -> tuple[MethodResult, MethodResult]:
+    """Both results on the queries both were run on, in ``a``'s order (for paired comparisons)."""
     in_b = set(b.ids)
     common = [i for i in a.ids if i in in_b]
-    return bootstrap_ci(getattr(a.subset(common), metric) - getattr(b.subset(common), metric), scale=100, seed=seed)
+    return a.subset(common), b.subset(common)
+
+
+def f1_difference(a: MethodResult, b: MethodResult) -> Interval:
+    """Paired bootstrap interval of F1(a) − F1(b), in points, over the queries both were run on."""
+    x, y = aligned(a, b)
+    return stats.paired_difference(x.f1, y.f1)
+
+
+def export_predictions(results: dict[str, MethodResult]) -> list:
+    """Write each row's ``{query id: answer}`` (the official script's prediction format) to
+    ``record/preds_<row>.json`` among the exports; rows without single answers are skipped."""
+    return [exports.write_json(f"record/preds_{exports.safe_name(row.lower()).strip('_')}.json", r.predictions)
+            for row, r in results.items() if r.predictions is not None]
 
 
 # --------------------------------------------------------------------------- rule baselines
@@ -226,42 +330,6 @@ def candidate_oracle(queries: Sequence[ClozeQuery]) -> MethodResult:
 
 # --------------------------------------------------------------------------- language-model baseline
 
-def lm_prefix_and_continuations(q: ClozeQuery) -> tuple[str, list[str]]:
-    """Passage + query with each candidate substituted, split where the sequences start to differ.
-
-    log P(passage ⧺ query(c)) = log P(shared prefix) + log P(rest | prefix); the first term is the
-    same for every candidate, so the argmax only needs the second (the paper's full-sequence score).
-    """
-    head, _, tail = q.query.partition(PLACEHOLDER)
-    return f"{q.passage}\n{head}", [f"{c}{tail}" for c in q.candidates]
-
-
-def lm_candidate_scores(model_name: str, queries: Sequence[ClozeQuery], rt: Runtime, *,
-                        chunk: int = 16, batch_size: int = 16) -> list[dict]:
-    """Per query, the summed log-likelihood and token count of each candidate's continuation.
-
-    Cached in chunks of ``chunk`` queries, so an interrupted run resumes where it stopped.
-    """
-    lm = None
-    out = []
-    for start in range(0, len(queries), chunk):
-        part = queries[start:start + chunk]
-        key = {"model": model_name, "queries": fingerprint([(q.id, q.passage, q.query, q.candidates) for q in part])}
-
-        def compute(part=part):
-            nonlocal lm
-            lm = lm or load_lm(model_name, rt)
-            res = []
-            for q in part:
-                prefix, conts = lm_prefix_and_continuations(q)
-                s, n = lm.loglik([prefix] * len(conts), conts, batch_size=batch_size, return_counts=True)
-                res.append({"id": q.id, "loglik": s, "tokens": n})
-            return res
-
-        out += cached("record_lm_scores", key, compute)
-    return out
-
-
 def lm_result(method: str, queries: Sequence[ClozeQuery], scores: list[dict], scoring: str = "full") -> MethodResult:
     """``full``: the paper's sequence probability; ``mean``: per-token average (length-normalised)."""
     if scoring not in ("full", "mean"):
@@ -270,55 +338,17 @@ def lm_result(method: str, queries: Sequence[ClozeQuery], scores: list[dict], sc
     return from_candidate_logits(method, queries, logits)
 
 
-# --------------------------------------------------------------------------- candidate items
-
-def gold_candidate_indices(q: ClozeQuery) -> list[int]:
-    """Indices of the candidates that exactly match a gold answer after normalisation."""
-    gold = {normalize_answer(a) for a in q.answers}
-    return [k for k, c in enumerate(q.candidates) if normalize_answer(c) in gold]
+def lm_baseline(cfg: LMBaseline, queries: Sequence[ClozeQuery], rt: Runtime) -> MethodResult:
+    """The language-model baseline on ``queries`` (their scores are cached)."""
+    scores = lm_candidate_scores(cfg.model, queries, rt, batch_size=cfg.batch_size)
+    return lm_result("LM", queries, scores, cfg.scoring)
 
 
-def cloze_items(queries: Sequence[ClozeQuery], *, fill: bool, max_options: int | None = None,
-                seed: int = 0) -> list[MCItem]:
-    """Queries as multiple-choice items over their candidates (label: the first gold candidate).
+# --------------------------------------------------------------------------- trained cloze readers
 
-    ``fill=True`` makes each option the query with the candidate filled in (question empty);
-    ``False`` keeps the candidate strings as options and the query as the question.
-    ``max_options`` keeps the gold candidate and a seeded random sample of the others (training
-    only: it cuts the cost of long candidate lists). Queries without a gold candidate get label None.
-    """
-    rng = np.random.default_rng(seed)
-    items = []
-    for q in queries:
-        cands = list(q.candidates)
-        gold = gold_candidate_indices(q)
-        label = gold[0] if gold else None
-        if max_options and len(cands) > max_options and label is not None:
-            others = [k for k in range(len(cands)) if k != label]
-            keep = sorted([label, *rng.choice(others, size=max_options - 1, replace=False).tolist()])
-            cands, label = [cands[k] for k in keep], keep.index(label)
-        options = tuple(q.query.replace(PLACEHOLDER, c) for c in cands) if fill else tuple(cands)
-        items.append(MCItem(q.id, q.passage, "" if fill else q.query, options, label, {"candidates": tuple(cands)}))
-    return items
-
-
-# --------------------------------------------------------------------------- fine-tuned encoder ranker
-
-@dataclass(frozen=True)
-class RankerConfig:
-    model: str = "minilm-l6"
-    fields: str = "QA"  # "QA": the filled-in query alone; "CQA": passage + filled-in query
-    max_length: int = 64
-    epochs: float = 1
-    lr: float = 5e-5
-    batch_size: int = 8
-    grad_accum: int = 1
-    train_options: int | None = 6  # candidates per training query (gold + random others); None = all
-
-
-def encoder_ranker(cfg: RankerConfig, train: Sequence[ClozeQuery], queries: Sequence[ClozeQuery],
+def encoder_ranker(cfg: RankerConfig, model: str, train: Sequence[ClozeQuery], queries: Sequence[ClozeQuery],
                    seeds: Sequence[int], rt: Runtime) -> tuple[MethodResult, list[MethodResult], list[np.ndarray]]:
-    """Fine-tune ``cfg.model`` to rank the filled-in queries; one run per seed (cached).
+    """Fine-tune ``model`` to rank the filled-in queries; one run per seed (cached by the engine).
 
     Returns the result with per-query EM/F1 averaged over seeds (its predictions are the first
     seed's), the per-seed results and the per-seed training losses.
@@ -328,124 +358,22 @@ def encoder_ranker(cfg: RankerConfig, train: Sequence[ClozeQuery], queries: Sequ
     for seed in seeds:
         train_items = [it for it in cloze_items(train, fill=True, max_options=cfg.train_options, seed=seed)
                        if it.label is not None]
-        mcfg = mc.MCConfig(model=cfg.model, fields=cfg.fields, max_length=cfg.max_length, epochs=cfg.epochs,
-                           lr=cfg.lr, batch_size=cfg.batch_size, grad_accum=cfg.grad_accum, seed=seed)
-        out = mc.finetune_and_predict(mcfg, train_items, {"eval": eval_items}, rt)
+        out = mc.finetune_and_predict(cfg.mc_config(model, seed), train_items, {"eval": eval_items}, rt)
         per_seed.append(from_candidate_logits(f"encoder ranker (seed {seed})", queries, out["eval"]))
         losses.append(out["losses"])
     return mean_over_seeds("encoder ranker", per_seed), per_seed, losses
 
 
-# --------------------------------------------------------------------------- ASReader (from scratch)
-
-PLACEHOLDER_WORD = "xxplaceholder"
-
-
-class AttentionSumReader(nn.Module):
-    """Kadlec et al. (2016): P(c) = Σ over c's mentions of softmax_i(doc_i · query).
-
-    Shared embeddings; bidirectional GRUs over document and query; the query vector joins the
-    forward GRU's last state and the backward GRU's first. A mention is its first token.
-    """
-
-    def __init__(self, vocab_size: int, emb: int = 64, hidden: int = 64):
-        super().__init__()
-        self.embed = nn.Embedding(vocab_size, emb, padding_idx=0)
-        self.doc_rnn = nn.GRU(emb, hidden, batch_first=True, bidirectional=True)
-        self.query_rnn = nn.GRU(emb, hidden, batch_first=True, bidirectional=True)
-        self.hidden = hidden
-
-    def forward(self, doc, doc_mask, query, query_mask, positions, option_mask):
-        f, _ = self.doc_rnn(self.embed(doc))  # (B, Ld, 2H)
-        q, _ = self.query_rnn(self.embed(query))  # (B, Lq, 2H)
-        last = query_mask.sum(1) - 1
-        g = torch.cat([q[torch.arange(len(q)), last, :self.hidden], q[:, 0, self.hidden:]], -1)
-        att = torch.softmax((f @ g.unsqueeze(-1)).squeeze(-1).masked_fill(~doc_mask, -1e9), -1)  # (B, Ld)
-        p = (positions * att.unsqueeze(1)).sum(-1)  # (B, n_options)
-        return torch.log(p.clamp(min=1e-12)).masked_fill(~option_mask, float("-inf"))
-
-
-@dataclass(frozen=True)
-class ASReaderConfig:
-    emb: int = 64
-    hidden: int = 64
-    vocab_size: int = 20000
-    epochs: int = 5
-    lr: float = 1e-3
-    batch_size: int = 16
-
-
-def _first_token_positions(q: ClozeQuery) -> list[list[int]]:
-    """Document token index of each mention, grouped by candidate (tokenised like the document)."""
-    index = {c: k for k, c in enumerate(q.candidates)}
-    out: list[list[int]] = [[] for _ in index]
-    for e in q.entities:
-        out[index[e.text]].append(len(scratch.tokenize(q.passage[:e.start])))
-    return out
-
-
-def asreader_batcher(queries: Sequence[ClozeQuery], vocab: scratch.Vocab, n_options: int):
-    """The batch function for :mod:`rcstudy.models.scratch`: ids, masks and mention positions."""
-    enc = {q.id: (vocab.encode(q.passage), vocab.encode(q.query.replace(PLACEHOLDER, PLACEHOLDER_WORD)),
-                  _first_token_positions(q)) for q in queries}
-
-    def batches(items: list[MCItem]) -> dict:
-        docs, qs, pos = zip(*(enc[it.id] for it in items))
-        doc, doc_mask = scratch.pad(docs)
-        query, query_mask = scratch.pad(qs)
-        positions = torch.zeros((len(items), n_options, doc.shape[1]))
-        option_mask = torch.zeros((len(items), n_options), dtype=torch.bool)
-        for b, cand_pos in enumerate(pos):
-            for k, ps in enumerate(cand_pos):
-                positions[b, k, [p for p in ps if p < doc.shape[1]]] = 1.0
-                option_mask[b, k] = True
-        return {"doc": doc, "doc_mask": doc_mask, "query": query, "query_mask": query_mask,
-                "positions": positions, "option_mask": option_mask}
-
-    return batches
-
-
-def asreader(cfg: ASReaderConfig, train: Sequence[ClozeQuery], queries: Sequence[ClozeQuery],
-             seeds: Sequence[int]) -> tuple[MethodResult, list[MethodResult], list[list[float]]]:
-    """Train the attention-sum reader from scratch per seed (cached) and rank the candidates."""
-    train_items = [it for it in cloze_items(train, fill=False) if it.label is not None]
-    eval_items = cloze_items(queries, fill=False)
-    n_options = max(len(q.candidates) for q in [*train, *queries])
-    per_seed, losses = [], []
-    for seed in seeds:
-        def compute(seed=seed):
-            texts = [t for q in train for t in (q.passage, q.query.replace(PLACEHOLDER, PLACEHOLDER_WORD))]
-            vocab = scratch.Vocab.build(texts, max_size=cfg.vocab_size)
-            batches = asreader_batcher([*train, *queries], vocab, n_options)
-            seed_everything(seed)
-            model = AttentionSumReader(len(vocab), cfg.emb, cfg.hidden)
-            loss = scratch.train_mc_module(model, batches, train_items, epochs=cfg.epochs, lr=cfg.lr,
-                                           batch_size=cfg.batch_size, seed=seed)
-            return scratch.predict_mc_module(model, batches, eval_items, batch_size=64), loss
-
-        key = {"cfg": asdict(cfg), "seed": seed,
-               "train": mc.items_fingerprint(train_items), "eval": mc.items_fingerprint(eval_items)}
-        logits, loss = cached("record_asreader", key, compute)
-        per_seed.append(from_candidate_logits(f"ASReader (seed {seed})", queries, list(logits)))
-        losses.append(loss)
-    return mean_over_seeds("ASReader", per_seed), per_seed, losses
+def asreader_result(cfg: ASReaderConfig, train: Sequence[ClozeQuery], queries: Sequence[ClozeQuery],
+                    seeds: Sequence[int]) -> tuple[MethodResult, list[MethodResult], list[list[float]]]:
+    """ASReader trained per seed: the seed-averaged result, the per-seed results and losses."""
+    runs = asreader(cfg, train, queries, seeds)
+    per_seed = [from_candidate_logits(f"ASReader (seed {seed})", queries, list(logits))
+                for seed, (logits, _) in zip(seeds, runs)]
+    return mean_over_seeds("ASReader", per_seed), per_seed, [loss for _, loss in runs]
 
 
 # --------------------------------------------------------------------------- extractive span readers
-
-def gold_char_spans(q: ClozeQuery) -> tuple[tuple[int, int], ...]:
-    """The answer spans the files give, else every mention whose text matches a gold answer."""
-    spans = [tuple(s) for s in q.meta.get("answer_spans", ())]
-    gold = {normalize_answer(a) for a in q.answers}
-    spans += [(e.start, e.end) for e in q.entities if normalize_answer(e.text) in gold]
-    return tuple(dict.fromkeys(spans))
-
-
-def span_examples(queries: Sequence[ClozeQuery], placeholder: str) -> list[sr.SpanExample]:
-    """Queries as span-extraction examples: ``@placeholder`` written as ``placeholder``, mentions as candidates."""
-    return [sr.SpanExample(q.id, q.passage, q.query.replace(PLACEHOLDER, placeholder), gold_char_spans(q),
-                           tuple((e.start, e.end) for e in q.entities)) for q in queries]
-
 
 def _span_reader(method: str, train: Sequence[ClozeQuery], queries: Sequence[ClozeQuery], seeds: Sequence[int],
                  placeholder: str, run) -> tuple[MethodResult, MethodResult, list[list[float]]]:
@@ -481,18 +409,305 @@ def span_extractor(cfg: sr.ExtractorConfig, train: Sequence[ClozeQuery], queries
                         lambda tr, ev, seed: sr.encoder_extractor(cfg, tr, ev, seed, rt))
 
 
-# --------------------------------------------------------------------------- sampling
-
-def sample_queries(queries: Sequence[ClozeQuery], n: int | None, seed: int = 0) -> list[ClozeQuery]:
-    """A seeded sample of ``n`` queries in their original order (all of them if ``n`` is None)."""
-    if n is None or n >= len(queries):
-        return list(queries)
-    keep = set(np.random.default_rng(seed).choice(len(queries), size=n, replace=False).tolist())
-    return [q for k, q in enumerate(queries) if k in keep]
-
-
 def results_frame(rows: dict[str, MethodResult], columns: tuple[str, str] = ("EM (dev)", "F1 (dev)")) -> pd.DataFrame:
     """Our Table 4: per row, EM and F1 as 95% bootstrap intervals (percent) and the number of queries."""
     return pd.DataFrame(
         {r: {columns[0]: res.interval("em"), columns[1]: res.interval("f1"), "n": len(res.ids)}
          for r, res in rows.items()}).T
+
+
+# --------------------------------------------------------------------------- the chapter
+
+PAPER = "record"
+PCT = "% of queries"
+GOLD_AMONG = "a gold answer is among the candidate entities"
+NO_TRIGRAM = "no 3-gram shared by query and passage"
+#: Rows of our Table 4 that are no machine reader of the paper's kind (left out of "the best method").
+NOT_MACHINE = ("Candidate oracle", "Random (the other draw)")
+RANKER_FIELDS = {"QA": "the filled-in query alone, without the passage (a CPU-budget choice; "
+                       "the full profile reads the passage)",
+                 "CQA": "the passage and the filled-in query"}
+RANDOM_MODES = {"mention": "entity mentions", "unique": "distinct candidate strings"}
+METRIC_CASES = [("the Beatles", ["Beatles"]), ("U.S.", ["US"]), ("Forlan", ["Diego Forlan", "Forlan"]),
+                ("Diego Forlan", ["Forlan"]), ("Beatles’", ["Beatles"]), ("New York City", ["New York"])]
+
+
+@dataclass
+class Methods:
+    """Every method's result on the evaluation queries (keyed by its Table 4 row), with what the
+    claims and the figures need besides."""
+
+    results: dict[str, MethodResult]
+    lm_queries: list[ClozeQuery]
+    span_queries: list[ClozeQuery]
+    elmo_candidates: MethodResult  # DocQA-lite w/ ELMo decoded among the candidates
+    losses: dict[str, list]  # per trained method, one training curve per seed
+
+
+@dataclass
+class Results(ChapterResults):
+    """The chapter's tables, facts and claims, and the data of its figures."""
+
+    mode: str
+    example: str  # one evaluation query as every method sees it (markdown)
+    funnel: pd.Series  # the paper's Figure 2
+    lengths: pd.DataFrame  # per-query distributions, train and evaluation
+    table4: pd.DataFrame  # ours: EM/F1 intervals per row
+    paper_table4: pd.DataFrame
+    curves: dict[str, dict[str, list]]  # panel → line prefix → per-seed losses
+    seeds: tuple[int, ...]
+
+
+def whole(x: float) -> float | int:
+    """A whole number as an int, so that ``2.0`` epochs read as ``2`` in the prose."""
+    return int(x) if float(x).is_integer() else x
+
+
+def whole_numbers(frame: pd.DataFrame) -> pd.DataFrame:
+    """Counts shown without decimals (object columns, so pandas does not turn them back into floats)."""
+    return pd.DataFrame({c: pd.Series([int(v) if isinstance(v, float) and v.is_integer() else v for v in frame[c]],
+                                      index=frame.index, dtype=object) for c in frame.columns})
+
+
+def example_markdown(q: ClozeQuery) -> str:
+    """One query as every method sees it: the passage, the query, the candidates and the gold answers."""
+    return (f"**Passage** ({len(q.entities)} entity mentions, {len(q.candidates)} distinct):\n\n> "
+            + q.passage.replace("\n", "\n>\n> ")
+            + f"\n\n**Query:** {q.query}\n\n**Candidates:** {', '.join(q.candidates)}"
+            + f"\n\n**Gold answers:** {', '.join(q.answers)}")
+
+
+def funnel_alt(funnel: pd.Series) -> str:
+    """The alt text of the collection-pipeline figure."""
+    return ("Horizontal bars of the paper's pipeline counts: "
+            + ", ".join(f"{k}: {v / 1000:.0f}k" for k, v in funnel.items()) + ".")
+
+
+def data_overview(data: RecordData, train_q: Sequence[ClozeQuery]) -> tuple[pd.DataFrame, dict]:
+    """The files read, and the facts the prose quotes about the data and the paper's sizes."""
+    sources = pd.DataFrame([{"file": name, "layout": f.source, "used as": f.role, "queries read": n}
+                            for f, (name, n) in zip(data.files, data.read.items())]).set_index("file")
+    dups = pd.Series([f"found again in {a}, kept from {b}" for a, b in data.duplicates]).value_counts()
+    facts = {
+        "record_mode": Markdown(data.mode),
+        "record_n_train": len(train_q),
+        "record_n_eval": len(data.eval),
+        "record_n_test": len(data.test),
+        "record_n_dups": len(data.duplicates),
+        "record_dups_detail": Markdown("; ".join(f"{n} {what}" for what, n in dups.items()) or "none"),
+        "record_n_overlap": data.train_dropped_for_overlap,
+        "record_n_single_gold": sum(q.meta.get("answers_complete") is False for q in data.eval),
+    }
+    for key, col in (("record_paper_total", "Overall"), ("record_paper_train_n", "Train"),
+                     ("record_paper_dev_n", "Dev."), ("record_paper_test_n", "Test")):
+        facts[key] = papers.value(PAPER, "Table 1", "queries", col)
+    facts["record_human_test_f1"] = papers.value(PAPER, "Table 4", "Human", "F1 (test)")
+    facts["record_best_test_f1"] = papers.value(PAPER, "Table 4", "DocQA w/ ELMo", "F1 (test)")
+    return sources, facts
+
+
+def statistics(data: RecordData) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Our Table 1 (train, evaluation, overall) and the construction checks over every query (cached)."""
+    ours = pd.DataFrame(cached("record_table1", {}, lambda: table1(data), data_files=data.paths))
+    checks = pd.Series(cached("record_checks", {}, lambda: construction_checks([*data.train, *data.eval]),
+                              data_files=data.paths), name=PCT).to_frame()
+    return ours, checks
+
+
+def statistics_facts(ours: pd.DataFrame, checks: pd.DataFrame) -> dict:
+    overall = ours["Overall"]
+    return {"record_tok_passage": overall["tokens / passage"],
+            "record_ents_passage": overall["entities / passage"],
+            "record_cands_query": overall["distinct candidates / query"],
+            "record_golds_query": overall["gold answers / query"],
+            "record_pct_trigram": checks.loc[NO_TRIGRAM, PCT],
+            "record_pct_gold_cand": checks.loc[GOLD_AMONG, PCT]}
+
+
+def metric_cases() -> pd.DataFrame:
+    """A few predictions scored with the official normalisation (max over gold answers)."""
+    return pd.DataFrame([{"prediction": p, "gold answers": " | ".join(g), "normalised prediction": normalize_answer(p),
+                          "EM": max(exact_match_score(p, x) for x in g),
+                          "F1": round(max(f1_score(p, x) for x in g), 3)}
+                         for p, g in METRIC_CASES]).set_index("prediction")
+
+
+def methods(cfg: Config, train_q: Sequence[ClozeQuery], eval_q: Sequence[ClozeQuery], rt: Runtime) -> Methods:
+    """Run every method of our Table 4 on the evaluation queries (the LM and the span readers on samples)."""
+    other = "unique" if cfg.random_mode == "mention" else "mention"
+    results = {
+        "Random Guess": random_guess(eval_q, cfg.random_mode),
+        "Random (the other draw)": random_guess(eval_q, other),
+        "First entity": first_entity(eval_q),
+        "Most frequent entity": most_frequent_entity(eval_q),
+        "Candidate oracle": candidate_oracle(eval_q),
+    }
+    lm_q = sampling.draw(eval_q, cfg.sizes.lm_eval, cfg.sizes.seed)
+    results["LM"] = lm_baseline(cfg.lm, lm_q, rt)
+    results["ASReader"], _, asr_losses = asreader_result(cfg.asreader, train_q, eval_q, cfg.seeds)
+    results["Encoder ranker (not in paper)"], _, rank_losses = encoder_ranker(
+        cfg.ranker, cfg.model, train_q, eval_q, cfg.seeds, rt)
+    span_q = sampling.draw(eval_q, cfg.sizes.span_eval, cfg.sizes.seed)
+    results["DocQA w/o ELMo"], _, docqa_losses = docqa_lite(cfg.docqa.engine(elmo=False), train_q, span_q,
+                                                            cfg.seeds, rt)
+    results["DocQA w/ ELMo"], elmo_cand, elmo_losses = docqa_lite(cfg.docqa.engine(elmo=True), train_q, span_q,
+                                                                  cfg.seeds, rt)
+    ext_free, ext_cand, ext_losses = span_extractor(cfg.extractor.engine(cfg.model), train_q, span_q, cfg.seeds, rt)
+    results["Span extractor, free (not in paper)"] = ext_free
+    results["Span extractor, candidates (not in paper)"] = ext_cand
+    losses = {"ASReader": asr_losses, "ranker": rank_losses, "DocQA w/o ELMo": docqa_losses,
+              "DocQA w/ ELMo": elmo_losses, "extractor": ext_losses}
+    return Methods(results, lm_q, span_q, elmo_cand, losses)
+
+
+def table4(results: dict[str, MethodResult]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The paper's Table 4 (with the size of its dev set as ``n``) and ours."""
+    paper = papers.table(PAPER, "Table 4")
+    paper["n"] = int(papers.value(PAPER, "Table 1", "queries", "Dev."))
+    return paper, results_frame(results)
+
+
+def setting_facts(cfg: Config, m: Methods, train_q: Sequence[ClozeQuery]) -> dict:
+    """What the note beside Table 4 says about our setting."""
+    layers = cfg.docqa.elmo_layers
+    return {
+        "record_lm_n": len(m.lm_queries),
+        "record_lm_model": Markdown(cfg.lm.model),
+        "record_ranker_model": Markdown(cfg.model),
+        "record_seeds": len(cfg.seeds),
+        "record_ranker_fields": Markdown(RANKER_FIELDS[cfg.ranker.fields]),
+        "record_ranker_epochs": whole(cfg.ranker.epochs),
+        "record_asr_epochs": cfg.asreader.epochs,
+        "record_random_mode": Markdown(RANDOM_MODES[cfg.random_mode]),
+        "record_span_n": len(m.span_queries),
+        "record_span_train_n": sum(1 for e in span_examples(train_q, "X") if e.gold),
+        "record_docqa_maxlen": cfg.docqa.max_answer_len,
+        "record_docqa_hidden": cfg.docqa.hidden,
+        "record_docqa_emb": cfg.docqa.emb,
+        "record_docqa_chars": cfg.docqa.char_filters,
+        "record_docqa_epochs": cfg.docqa.epochs,
+        "record_elmo_model": Markdown(cfg.docqa.elmo_model),
+        "record_elmo_layers": Markdown("all its layers" if layers is None
+                                       else "its layers " + ", ".join(map(str, layers))),
+        "record_ext_epochs": whole(cfg.extractor.epochs),
+        "record_ext_maxlen": cfg.extractor.max_length,
+    }
+
+
+def best_machine(results: dict[str, MethodResult]) -> tuple[str, Interval]:
+    """Our best method by F1 (not the candidate oracle nor the other random draw) and its interval."""
+    machine = {k: r.interval("f1") for k, r in results.items() if k not in NOT_MACHINE}
+    name = max(machine, key=lambda k: machine[k].estimate)
+    return name, machine[name]
+
+
+def summary_facts(cfg: Config, results: dict[str, MethodResult]) -> dict:
+    """The numbers the paragraphs after Table 4 quote."""
+    iv = {k: r.interval("f1") for k, r in results.items()}
+    best_name, best = best_machine(results)
+    human = papers.value(PAPER, "Table 4", "Human", "F1 (dev)")
+    gap = human - best.high
+    mention, unique = (("Random Guess", "Random (the other draw)") if cfg.random_mode == "mention"
+                       else ("Random (the other draw)", "Random Guess"))
+    most_frequent = iv["Most frequent entity"]
+    return {
+        "record_best_name": Markdown(best_name),
+        "record_best_f1": best.estimate,
+        "record_best_hi": best.high,
+        "record_random_f1": iv["Random Guess"].estimate,
+        "record_random_paper": papers.value(PAPER, "Table 4", "Random Guess", "F1 (dev)"),
+        "record_lm_f1": iv["LM"].estimate,
+        "record_asr_f1": iv["ASReader"].estimate,
+        "record_mf_f1": most_frequent.estimate,
+        "record_other_random_f1": iv["Random (the other draw)"].estimate,
+        "record_ci_width": most_frequent.high - most_frequent.low,
+        "record_human_f1": human,
+        "record_docqa_f1": iv["DocQA w/o ELMo"].estimate,
+        "record_elmo_f1": iv["DocQA w/ ELMo"].estimate,
+        "record_docqa_paper": papers.value(PAPER, "Table 4", "DocQA w/o ELMo", "F1 (dev)"),
+        "record_elmo_paper": papers.value(PAPER, "Table 4", "DocQA w/ ELMo", "F1 (dev)"),
+        "record_ext_free_f1": iv["Span extractor, free (not in paper)"].estimate,
+        "record_ext_cand_f1": iv["Span extractor, candidates (not in paper)"].estimate,
+        "record_gap_words": Markdown("far below" if gap > 20 else "below" if gap > 0 else "not below"),
+        "record_mention_words": Markdown("more" if iv[mention].estimate > iv[unique].estimate else "no more"),
+    }
+
+
+def training_curves(cfg: Config, losses: dict[str, list]) -> dict[str, dict[str, list]]:
+    """The training-loss panels: title → line-label prefix → one curve per seed."""
+    return {"ASReader (from scratch)": {"": losses["ASReader"]},
+            f"Encoder ranker ({cfg.model})": {"": losses["ranker"]},
+            "DocQA-lite (from scratch)": {"w/o ELMo, ": losses["DocQA w/o ELMo"], "w/ ELMo, ": losses["DocQA w/ ELMo"]},
+            f"Span extractor ({cfg.model})": {"": losses["extractor"]}}
+
+
+def judge_claims(cfg: Config, m: Methods, ours_t1: pd.DataFrame, checks: pd.DataFrame,
+                 train_q: Sequence[ClozeQuery]) -> ClaimLog:
+    """The evidence for each of the paper's claims (``rcstudy.papers.record.CLAIMS``)."""
+    log = ClaimLog(PAPER)
+    r = m.results
+    best_name, best = best_machine(r)
+    human = papers.value(PAPER, "Table 4", "Human", "F1 (dev)")
+    log.judge("human-gap", {"best": best, "human": human},
+              f"best here: {best_name}, F1 {best}; human {human:.2f} (paper)")
+
+    lm, random = aligned(r["LM"], r["Random Guess"])
+    diff = f1_difference(r["LM"], r["Random Guess"])
+    log.judge("lm-near-random", {"diff": diff},
+              f"{cfg.lm.model}: F1 {lm.interval('f1')} vs random {random.interval('f1')}; difference {diff}; "
+              f"on the {len(m.lm_queries)} queries the LM scored")
+
+    diff = f1_difference(r["ASReader"], r["Random Guess"])
+    log.judge("asreader-above-random", {"diff": diff},
+              f"difference {diff} points; ASReader trained on {len(train_q)} queries here")
+
+    ours = r["Random Guess"].interval("f1")
+    log.judge("random-level", {"ours": ours, "random": papers.value(PAPER, "Table 4", "Random Guess", "F1 (dev)")},
+              f"ours {ours}, drawing {cfg.random_mode}s")
+
+    c = checks[PCT]
+    log.judge("answers-are-entities", {"gold_among_candidates": c[GOLD_AMONG]}, f"{c[GOLD_AMONG]:.1f}% of queries")
+    met = {"≥10 tokens": c["query has at least 10 tokens"], "not a question": c["query is not a question"],
+           "no shared 3-gram": c[NO_TRIGRAM]}
+    log.judge("query-constraints", {"met": met}, ", ".join(f"{k}: {v:.1f}%" for k, v in met.items()))
+
+    overall = ours_t1["Overall"]
+    tokens, entities = overall["tokens / passage"], overall["entities / passage"]
+    ratio = {"tokens": tokens / papers.value(PAPER, "Table 1", "tokens / passage", "Overall"),
+             "entities": entities / papers.value(PAPER, "Table 1", "entities / passage", "Overall")}
+    log.judge("passage-shape", {"ratio": ratio}, f"ours: {tokens:.1f} tokens, {entities:.1f} mentions")
+
+    free, cand = r["Span extractor, free (not in paper)"], r["Span extractor, candidates (not in paper)"]
+    gain = f1_difference(cand, free)
+    elmo_gain = f1_difference(m.elmo_candidates, r["DocQA w/ ELMo"])
+    log.judge("candidates-help-extractive", {"diff": gain},
+              f"span extractor: free {free.interval('f1')}, candidates {cand.interval('f1')}, difference "
+              f"{gain} points; DocQA-lite w/ ELMo decoded the same way: difference {elmo_gain} points; "
+              f"on the {len(m.span_queries)} queries the span readers scored")
+    return log
+
+
+def run(cfg: Config, rt: Runtime) -> Results:
+    """Everything the chapter shows, computed from ``cfg`` (the data come from ``$RCSTUDY_DATA``)."""
+    data = load_record()
+    train_q = sampling.draw(data.train, cfg.sizes.train, cfg.sizes.seed)
+    sources, facts = data_overview(data, train_q)
+    ours_t1, checks = statistics(data)
+    facts |= statistics_facts(ours_t1, checks)
+    m = methods(cfg, train_q, data.eval, rt)
+    export_predictions(m.results)
+    paper_t4, ours_t4 = table4(m.results)
+    facts |= setting_facts(cfg, m, train_q) | summary_facts(cfg, m.results)
+    tables = {
+        "record_sources": sources,
+        "record_table1": paper_vs_ours(whole_numbers(papers.table(PAPER, "Table 1")), whole_numbers(ours_t1)),
+        "record_checks": checks.round(1),
+        "record_metric_cases": metric_cases(),
+        "record_table4": paper_vs_ours(paper_t4, ours_t4, digits=2),
+    }
+    lengths = pd.concat([pd.DataFrame(per_query_lengths(qs)).assign(set=name)
+                         for name, qs in (("train", train_q), ("evaluation", data.eval)) if qs])
+    return Results(tables, facts, judge_claims(cfg, m, ours_t1, checks, train_q), mode=data.mode,
+                   example=example_markdown(data.eval[0]), funnel=papers.table(PAPER, "Figure 2")["count"],
+                   lengths=lengths, table4=ours_t4, paper_table4=paper_t4,
+                   curves=training_curves(cfg, m.losses), seeds=cfg.seeds)

@@ -95,3 +95,17 @@ def candidate_scores(q: ClozeQuery) -> tuple[np.ndarray, np.ndarray]:
     cands = q.candidates
     return (np.array([max_over_ground_truths(exact_match_score, c, q.answers) for c in cands]),
             np.array([max_over_ground_truths(f1_score, c, q.answers) for c in cands]))
+
+
+def gold_candidate_indices(q: ClozeQuery) -> list[int]:
+    """Indices of the candidates that exactly match a gold answer after normalisation."""
+    gold = {normalize_answer(a) for a in q.answers}
+    return [k for k, c in enumerate(q.candidates) if normalize_answer(c) in gold]
+
+
+def gold_char_spans(q: ClozeQuery) -> tuple[tuple[int, int], ...]:
+    """The answer spans the files give, else every mention whose text matches a gold answer."""
+    spans = [tuple(s) for s in q.meta.get("answer_spans", ())]
+    gold = {normalize_answer(a) for a in q.answers}
+    spans += [(e.start, e.end) for e in q.entities if normalize_answer(e.text) in gold]
+    return tuple(dict.fromkeys(spans))

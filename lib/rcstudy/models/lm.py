@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ..runtime import Runtime
+from ..runtime import Runtime, track
 from .loading import load_causal_lm, load_seq2seq_lm, load_tokenizer, model_config
 
 
@@ -178,6 +178,7 @@ class CausalLM(_LanguageModel):
                   for k in range(0, len(members), batch_size)]
         pieces.sort(key=lambda p: len(p[0]), reverse=True)  # longest first: OOM shows at once
         start = 0
+        bar = track(None, total=len(pieces), desc=f"{self.name}: score", unit="context")
         while start < len(pieces):
             chunk, rows = [pieces[start]], len(pieces[start][1])
             start += 1
@@ -185,10 +186,12 @@ class CausalLM(_LanguageModel):
                 chunk.append(pieces[start])
                 rows += len(pieces[start][1])
                 start += 1
+            bar.update(len(chunk))
             members = [(g, i) for g, (_, rows_of) in enumerate(chunk) for i in rows_of]
             got = self._shared_context_logprobs([list(ctx) for ctx, _ in chunk], [pairs[i][1] for _, i in members],
                                                 [g for g, _ in members])
             scores[[i for _, i in members]] = got
+        bar.close()
         return (scores, counts) if return_counts else scores
 
     def next_token_logprobs(self, prompts: Sequence[str], candidates: Sequence[str], batch_size: int = 8) -> np.ndarray:
@@ -196,7 +199,8 @@ class CausalLM(_LanguageModel):
         first = self._first_tokens(candidates)
         seqs = [self._ids(p)[-self.max_length:] or self._start_ids() for p in prompts]
         out = np.zeros((len(prompts), len(candidates)))
-        for idx in self._batches([len(s) for s in seqs], batch_size):
+        for idx in track(self._batches([len(s) for s in seqs], batch_size), desc=f"{self.name}: answer letters",
+                         unit="batch"):
             logp = self._last_logprobs([seqs[i] for i in idx], 1)[:, -1].cpu()
             out[idx] = logp[:, first].numpy()
         return out
@@ -208,7 +212,7 @@ class CausalLM(_LanguageModel):
         tok.padding_side = "left"
         texts: list[str] = [""] * len(prompts)
         lengths = [len(self._ids(p)) for p in prompts]
-        for idx in self._batches(lengths, batch_size):
+        for idx in track(self._batches(lengths, batch_size), desc=f"{self.name}: generate", unit="batch"):
             enc = tok([prompts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False,
                       truncation=True, max_length=self.max_length - max_new_tokens)
             with torch.inference_mode(), self.rt.autocast():
@@ -272,7 +276,8 @@ class Seq2SeqLM(_LanguageModel):
         counts = np.array([len(t) for t in targets])
         scores = np.zeros(len(targets), dtype=np.float64)
         rows = [i for i, t in enumerate(targets) if t]  # an empty continuation scores 0
-        for idx in self._batches([len(contexts[i]) for i in rows], batch_size):
+        for idx in track(self._batches([len(contexts[i]) for i in rows], batch_size), desc=f"{self.name}: score",
+                         unit="batch"):
             idx = [rows[k] for k in idx]
             distinct = list(dict.fromkeys(contexts[i] for i in idx))
             owner = [distinct.index(contexts[i]) for i in idx]
@@ -287,7 +292,8 @@ class Seq2SeqLM(_LanguageModel):
         first = self._first_tokens(candidates)
         sources = [self._source(p) for p in prompts]
         out = np.zeros((len(prompts), len(candidates)))
-        for idx in self._batches([len(s) for s in sources], batch_size):
+        for idx in track(self._batches([len(s) for s in sources], batch_size), desc=f"{self.name}: answer letters",
+                         unit="batch"):
             logp = self._target_logprobs([sources[i] for i in idx], [[first[0]]] * len(idx), list(range(len(idx))))
             out[idx] = logp[:, 0, first].numpy()
         return out
@@ -297,7 +303,8 @@ class Seq2SeqLM(_LanguageModel):
         """Greedy answers, cut at the first ``stop`` string."""
         texts: list[str] = [""] * len(prompts)
         sources = [self._source(p) for p in prompts]
-        for idx in self._batches([len(s) for s in sources], batch_size):
+        for idx in track(self._batches([len(s) for s in sources], batch_size), desc=f"{self.name}: generate",
+                         unit="batch"):
             encoded, mask = self._encode([sources[i] for i in idx])
             with torch.inference_mode(), self.rt.autocast():
                 out = self.model.generate(encoder_outputs=encoded, attention_mask=mask,

@@ -9,7 +9,6 @@ the configuration and a fingerprint of the items, so chapters share them and rer
 
 from __future__ import annotations
 
-import io
 import random
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence, TypeVar
@@ -19,9 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..cache import atomic_write_bytes, cached, entry_path, cache_key, fingerprint
+from ..cache import cache_key, cached, entry_path, fingerprint, load_weights, save_weights, warn_unreadable
 from ..data.records import MCItem
-from ..runtime import Runtime, seed_everything
+from ..runtime import Runtime, seed_everything, track
 from .loading import load_multiple_choice, load_tokenizer
 
 FIELDS = ("A", "QA", "CQA")
@@ -185,10 +184,13 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
     model.train()
     losses: list[float] = []
     done, running = 0, 0.0
+    bar = track(range(total_batches), desc=f"fine-tune {cfg.model} (seed {cfg.seed})", unit="batch")
+    steps = iter(bar)
     for epoch in range(n_epochs):
         for batch_idx in length_batches(lengths, cfg.batch_size, shuffle=True, seed=cfg.seed * 1000 + epoch):
             if done >= total_batches:
                 break
+            next(steps)
             batch = collate([encoded[i] for i in batch_idx], tokenizer.pad_token_id)
             logits = _forward(model, batch, rt)
             loss = F.cross_entropy(logits, labels[batch_idx].to(rt.device)) / cfg.grad_accum
@@ -202,6 +204,7 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
                 optimizer.zero_grad(set_to_none=True)
                 losses.append(running)
                 running = 0.0
+    bar.close()
     model.eval()
     return TrainedMC(model, tokenizer, cfg, losses)
 
@@ -217,7 +220,8 @@ def predict(trained: TrainedMC, items: Sequence[MCItem], rt: Runtime) -> np.ndar
     out = np.zeros((len(items), n_opt), dtype=np.float32)
     trained.model.eval()
     with torch.inference_mode():
-        for batch_idx in length_batches(lengths, cfg.eval_batch_size, shuffle=False):
+        for batch_idx in track(length_batches(lengths, cfg.eval_batch_size, shuffle=False),
+                               desc=f"predict {cfg.model} ({len(items)} questions)", unit="batch"):
             batch = collate([encoded[i] for i in batch_idx], tok.pad_token_id, n_opt)
             out[batch_idx] = _forward(trained.model, batch, rt).cpu().numpy()
     return out
@@ -228,20 +232,23 @@ def _model_cache_key(cfg: MCConfig, train_items: Sequence[MCItem]) -> dict:
 
 
 def finetune_cached(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime) -> TrainedMC:
-    """:func:`finetune`, with the trained weights and losses cached on disk (shared across chapters)."""
+    """:func:`finetune`, with the trained weights and losses cached on disk (shared across chapters)
+    as safetensors; a weight file that cannot be read or does not fit the model is retrained with a warning."""
     from ..settings import refresh_requested
 
-    path = entry_path("mc_models", _model_cache_key(cfg, train_items)).with_suffix(".pt")
-    if path.exists() and not refresh_requested():
-        state = torch.load(path, map_location="cpu", weights_only=False)
+    path = entry_path("mc_models", _model_cache_key(cfg, train_items)).with_suffix(".safetensors")
+    state = None if refresh_requested() else load_weights(path)
+    if state is not None:
         model = load_multiple_choice(cfg.model, seed=cfg.seed)
-        model.load_state_dict(state["weights"])
-        return TrainedMC(model.to(rt.device).eval(), load_tokenizer(cfg.model), cfg, state["losses"])
+        try:
+            model.load_state_dict(state["weights"])
+            losses = list(state["losses"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            warn_unreadable(path, f"{type(e).__name__}: {e}")
+        else:
+            return TrainedMC(model.to(rt.device).eval(), load_tokenizer(cfg.model), cfg, losses)
     trained = finetune(train_items, cfg, rt)
-    buf = io.BytesIO()
-    torch.save({"weights": {k: v.cpu() for k, v in trained.model.state_dict().items()},
-                "losses": trained.losses}, buf)
-    atomic_write_bytes(path, buf.getvalue())
+    save_weights(path, {"weights": dict(trained.model.state_dict()), "losses": trained.losses}, "mc_models")
     return trained
 
 

@@ -101,16 +101,29 @@ def smollm2_path() -> Path:
     return target
 
 
-def hub_snapshot(name: str) -> str:
-    """Resolve a Hub id: the local snapshot when offline (or an error), the id itself when online."""
+def split_revision(name: str) -> tuple[str, str | None]:
+    """``"roberta-large@e2da8e2"`` → ``("roberta-large", "e2da8e2")``: a Hub id pinned to a revision
+    (commit, tag or branch); without ``@`` the revision is None (the repository's default branch)."""
+    repo, sep, revision = name.partition("@")
+    if sep and not (repo and revision):
+        raise ValueError(f"model {name!r}: write a pinned Hub model as <id>@<revision>")
+    return repo, revision or None
+
+
+def hub_snapshot(name: str, *, offline: bool | None = None) -> str:
+    """Resolve a Hub id, optionally pinned (``id@revision``), in the user's Hugging Face cache
+    (``HF_HOME``, else ``~/.cache/huggingface``): the local snapshot when offline (or an error);
+    online, the id itself, or for a pinned id the snapshot of that revision (downloaded if needed)."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.utils import LocalEntryNotFoundError
 
-    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
+    repo, revision = split_revision(name)
+    if offline is None:
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
     if not offline:
-        return name
+        return snapshot_download(repo, revision=revision) if revision else repo
     try:
-        return snapshot_download(name, local_files_only=True)
+        return snapshot_download(repo, revision=revision, local_files_only=True)
     except (LocalEntryNotFoundError, OSError, ValueError):
         raise ModelUnavailable(
             f"model {name!r} is not one of the offline models ({', '.join(OFFLINE_MODELS)}) nor a tiny "

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from ..data.records import MCItem
-from ..runtime import seed_everything
+from ..runtime import seed_everything, track
 
 PAD, UNK = "<pad>", "<unk>"
 # Words and punctuation; CJK characters one by one (Chinese LogiQA has no spaces).
@@ -77,7 +77,7 @@ def train_mc_module(module: torch.nn.Module, batches: Batcher, train_items: Sequ
     rng = np.random.default_rng(seed)
     losses = []
     module.train()
-    for _ in range(epochs):
+    for _ in track(range(epochs), desc=f"train {type(module).__name__} ({len(items)} questions)", unit="epoch"):
         order = rng.permutation(len(items))
         for start in range(0, len(items), batch_size):
             chunk = [items[i] for i in order[start:start + batch_size]]

@@ -15,9 +15,11 @@ Model names, as everywhere in the book:
 
 Training pads each batch to its longest sequence (batches grouped by length), masks padding
 out of the loss, and writes a checkpoint (weights, optimiser, schedule, step, losses) every
-``checkpoint_every`` optimiser steps; a later call with the same configuration and examples
-resumes from it. ``stop_after_minutes`` saves and stops with :class:`TrainingInterrupted`, for
-machines that limit how long one command may run: run the same command again to continue.
+``checkpoint_every`` optimiser steps, as a safetensors file (:func:`rcstudy.cache.save_weights`:
+nothing in it runs code when read); a later call with the same configuration and examples
+resumes from it, and one that cannot be read, or does not fit the model, is trained again with a
+warning. ``stop_after_minutes`` saves and stops with :class:`TrainingInterrupted`, for machines
+that limit how long one command may run: run the same command again to continue.
 With a ``select`` function (a dev score of the model, higher is better) and ``evaluations``,
 the model is scored that many times, evenly spaced over the run (the last at its end), and the
 best weights are kept, as the paper's code selects its checkpoint on dev (every 10 of its 300
@@ -26,7 +28,6 @@ epochs, i.e. 30 evaluations).
 
 from __future__ import annotations
 
-import io
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -36,9 +37,9 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from ..cache import atomic_write_bytes, cache_key, cached, entry_path, fingerprint
+from ..cache import cache_key, cached, entry_path, fingerprint, load_weights, save_weights, warn_unreadable
 from ..data.records import MCItem
-from ..runtime import Runtime, seed_everything
+from ..runtime import Runtime, seed_everything, track
 from ..settings import refresh_requested
 from .lm import CausalLM, Seq2SeqLM, quiet_encoder_decoder
 from .loading import TINY_DIMS, load_causal_lm, load_or_explain, load_tokenizer, model_config
@@ -203,7 +204,7 @@ def checkpoint_path(cfg: Seq2SeqConfig, sources: Sequence[str], targets: Sequenc
     if select_key:  # what the selection scores on (the dev passages)
         params["select"] = select_key
     key = cache_key("seq2seq_models", params)
-    return entry_path("seq2seq_models", key).with_suffix(".pt")
+    return entry_path("seq2seq_models", key).with_suffix(".safetensors")
 
 
 def _make_optimizer(model, cfg: Seq2SeqConfig, total: int):
@@ -238,9 +239,7 @@ def _save(path: Path, model, opt, sched, step: int, losses: list[float], complet
              "losses": losses, "complete": complete, "selection": selection, "best_step": best.get("step")}
     if not complete:
         state.update(optimizer=opt.state_dict(), scheduler=sched.state_dict(), rng=torch.get_rng_state(), best=best)
-    buf = io.BytesIO()
-    torch.save(state, buf)
-    atomic_write_bytes(path, buf.getvalue())
+    save_weights(path, state, "seq2seq_models")
 
 
 def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt: Runtime, *,
@@ -257,10 +256,14 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
         raise ValueError("select and select_key go together")
     path = checkpoint_path(cfg, sources, targets, select_key)
     model, tok = load_seq2seq(cfg.model, cfg.seed)
-    state = torch.load(path, map_location="cpu", weights_only=False) if path.exists() and (
-        resume and not refresh_requested()) else None
+    state = load_weights(path) if resume and not refresh_requested() else None
     if state is not None:
-        model.load_state_dict(state["weights"])
+        try:
+            model.load_state_dict(state["weights"])
+        except (KeyError, TypeError, RuntimeError) as e:  # a checkpoint of another model
+            warn_unreadable(path, f"{type(e).__name__}: {e}")
+            state = None
+            model, tok = load_seq2seq(cfg.model, cfg.seed)
     model.to(rt.device)
     if state is not None and state["complete"]:
         return TrainedSeq2Seq(model.eval(), tok, cfg, state["losses"], state.get("selection", []),
@@ -296,6 +299,8 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
     pad = tok.pad_token_id
     start = time.monotonic()
     model.train()
+    bar = track(None, total=total, desc=f"train {cfg.model} (seed {cfg.seed})", unit="step")
+    bar.update(step)  # a resumed run starts where its checkpoint stopped
     while step < total:
         running = 0.0
         for batch in schedule[step * cfg.grad_accum:(step + 1) * cfg.grad_accum]:
@@ -308,6 +313,7 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
         opt.zero_grad(set_to_none=True)
         losses.append(running)
         step += 1
+        bar.update(1)
         if step in eval_steps:
             rng = torch.get_rng_state()  # evaluating must not change the rest of the run
             score = float(select(TrainedSeq2Seq(model.eval(), tok, cfg, losses)))
@@ -322,6 +328,7 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
             _save(path, model, opt, sched, step, losses, False, best, selection)
             raise TrainingInterrupted(f"stopped after {stop_after_minutes} min at step {step}/{total}; "
                                       f"the checkpoint {path} resumes it: run the same command again")
+    bar.close()
     _save(path, model, opt, sched, step, losses, True, best, selection)
     if best:
         model.load_state_dict(best["weights"])
@@ -342,7 +349,8 @@ def generate(trained: TrainedSeq2Seq, sources: Sequence[str], rt: Runtime) -> li
     src = tok(list(sources), truncation=True, max_length=cfg.infer_max_src_len or cfg.max_src_len)["input_ids"]
     out: list[str] = [""] * len(src)
     model.eval()
-    for batch in length_batches([len(s) for s in src], cfg.eval_batch_size, shuffle=False):
+    for batch in track(length_batches([len(s) for s in src], cfg.eval_batch_size, shuffle=False),
+                       desc=f"generate {cfg.model} ({len(src)} inputs)", unit="batch"):
         ids = _pad([src[i] for i in batch], tok.pad_token_id).to(rt.device)
         with torch.inference_mode(), rt.autocast():
             gen = model.generate(input_ids=ids, attention_mask=(ids != tok.pad_token_id).long(),

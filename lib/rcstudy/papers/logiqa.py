@@ -4,6 +4,8 @@ Copied from the paper's text and Tables 2-7. Figure 3 (the ablation bar chart) s
 in the text: its full-input and no-paragraph bars are quoted there, the other two are not.
 """
 
+from ..claims import Above, ClaimSpec, Compare, Higher, Within
+from ..stats import Interval
 from . import Citation, Published
 
 CITATION = Citation(
@@ -109,4 +111,125 @@ NUMBERS: list[Published] = [
     Published(P, "§6.1", "COSMOS: full → no paragraph", "no paragraph", 55.9),
     Published(P, "§6.1", "Social IQa: full → no paragraph", "full", 66.0, "Sap et al., 2019"),
     Published(P, "§6.1", "Social IQa: full → no paragraph", "no paragraph", 52.7),
+]
+
+
+def _published(table: str, row: str, column: str) -> float:
+    return next(n.value for n in NUMBERS if (n.table, n.row, n.column) == (table, row, column))
+
+
+def _test(row: str) -> float:
+    return _published("Table 3", row, "LogiQA Test")
+
+
+def _point(value: float) -> Interval:
+    """A published point estimate as a zero-width interval, for rules that read an interval's bounds."""
+    return Interval(value, value, value, 0.95)
+
+
+_READERS = ("Stanford Attentive Reader", "Gated-Attention Reader", "Co-Matching Network")
+_PRETRAINED = ("BERT", "RoBERTa")
+_SOURCES = {"RACE": "RoBERTa_RACE", "COSMOS": "RoBERTa_COSMOS"}
+_FULL, _NO_PARAGRAPH = (_published("Figure 3", row, "RoBERTa Test") for row in ("full input", "no paragraph"))
+_GOLD_OVERLAP = _published("Table 6", "Gold-standard", "Overlap Ratio")
+_ROBERTA_OVERLAP = _published("Table 6", "RoBERTa", "Overlap Ratio")
+
+CLAIMS = [
+    ClaimSpec(
+        "far-below-humans",
+        "All models perform far below people ({human:.0f}% on Test).",
+        "the highest upper 95% bound of any of our systems is below the paper's human score",
+        Compare("best.high", "<", "human"),
+        paper={"best": _point(max(_test(r) for r in (*_READERS, *_PRETRAINED))), "human": _test("Human Performance")}),
+    ClaimSpec(
+        # "at or below chance" alone does not hold on the paper's own word matching (28.37%)
+        "rules-near-chance",
+        "Rule-based methods score at or near chance: lexical matching alone fails.",
+        "the 95% interval of word matching and of sliding window on Test reaches 30% (5 points above "
+        "chance) or lower",
+        Compare("rules.low", "<=", 30),
+        paper={"rules": {r: _point(_test(r)) for r in ("Word Matching", "Sliding Window")}}),
+    ClaimSpec(
+        "sw-below-random",
+        "Sliding window scores below a random guess ({published:.2f}%).",
+        "the 95% interval of sliding window on Test lies below 25%",
+        Compare("sw.high", "<", 25),  # an interval that reaches 25% has not shown it: does not hold
+        paper={"sw": _point(_test("Sliding Window")), "published": _test("Sliding Window")}),
+    ClaimSpec(
+        "deep-around-30",
+        "The deep-learning readers score around 30%.",
+        "each reader's Test accuracy lies between 25% and 35%",
+        Within("readers", 25, 35),
+        paper={"readers": {r: _test(r) for r in _READERS}}),
+    ClaimSpec(
+        "pretrained-beat-readers",
+        "Pre-trained models beat the models without contextual embeddings.",
+        "paired 95% interval of the fine-tuned encoder minus the best reader on Test lies above 0 "
+        "(no verdict if it includes 0)",
+        Above("diff"),
+        paper={"diff": min(_test(r) for r in _PRETRAINED) - max(_test(r) for r in _READERS)}),
+    ClaimSpec(
+        "zh-same-level",
+        "Results on Chinese LogiQA are on the same level as on English.",
+        "word matching and sliding window differ by less than 5 points between Chinese and English Test",
+        Compare("gaps", "<", 5),
+        paper={"gaps": {r: abs(_published("Table 3", r, "Chinese Test") - _test(r))
+                        for r in ("Word Matching", "Sliding Window")}}),
+    ClaimSpec(
+        "ablations-drop",
+        "Removing the paragraph, the question or both lowers accuracy (weak dataset bias).",
+        "paired 95% interval of full input minus each ablation (same questions) lies above 0; "
+        "no verdict if any includes 0",
+        Above("drops"),
+        paper={"drops": {"no paragraph": _FULL - _NO_PARAGRAPH}}),  # the only ablated bar the text quotes
+    ClaimSpec(
+        "paragraph-matters-more",
+        "Ablating the question costs less than ablating the paragraph.",
+        "paired 95% interval of no-question minus no-paragraph lies above 0 (no verdict if it includes 0)",
+        Above("diff"),
+        # the bar is not quoted; the text puts it between the no-paragraph and full-input bars
+        paper={"diff": (_FULL - _NO_PARAGRAPH) / 2}),
+    ClaimSpec(
+        "source-only-lower",
+        "A model trained only on another dataset is clearly worse on LogiQA.",
+        "paired 95% interval of LogiQA-only minus ReClor-only lies above 0 (no verdict if it includes 0)",
+        Above("diff"),
+        paper={"diff": {s: _published("Table 4", "RoBERTa_LogiQA", "Test") - _published("Table 4", row, "Test")
+                        for s, row in _SOURCES.items()}}),
+    ClaimSpec(
+        "transfer-no-gain",
+        "Further fine-tuning on LogiQA does not beat training on LogiQA alone.",
+        "the paired 95% interval of ReClor → LogiQA minus LogiQA only does not lie above 0",
+        Compare("diff.low", "<=", 0),
+        paper={"diff": {s: _point(_published("Table 4", f"{row} → LogiQA", "Test")
+                                  - _published("Table 4", "RoBERTa_LogiQA", "Test")) for s, row in _SOURCES.items()}}),
+    ClaimSpec(
+        "length-not-negative",
+        "Accuracy does not fall as questions get longer.",
+        "the 95% interval of the fine-tuned encoder on the longest bin does not lie below the shortest bin's",
+        Compare("longest.high", ">=", "shortest.low"),
+        paper={"shortest": _point(_published("Table 5", "RoBERTa", TABLE5_BINS[0])),
+               "longest": _point(_published("Table 5", "RoBERTa", TABLE5_BINS[-1]))}),
+    ClaimSpec(
+        "models-overmatch",
+        "Every model picks the best-overlap option more often than the gold answers are it.",
+        "for each trained system, the paired 95% interval of its overlap ratio minus the gold answers' "
+        "lies above 0; no verdict if any includes 0",
+        Above("over"),
+        paper={"over": {r: _published("Table 6", r, "Overlap Ratio") - _GOLD_OVERLAP for r in (*_READERS, *_PRETRAINED)}}),
+    ClaimSpec(
+        "pretrained-least-overlap",
+        "The pre-trained model relies least on lexical overlap.",
+        "for each reader, the paired 95% interval of its overlap ratio minus the fine-tuned encoder's "
+        "lies above 0; no verdict if any includes 0",
+        Above("more"),
+        paper={"more": {r: _published("Table 6", r, "Overlap Ratio") - _ROBERTA_OVERLAP for r in _READERS}}),
+    ClaimSpec(
+        "categorical-easiest",
+        "Categorical reasoning is the easiest type; the other four are much harder.",
+        "on the LogiQA 2.0 proxy labels, the 95% interval of the fine-tuned encoder on categorical questions "
+        "lies above every other type's (below one: does not hold; overlapping: no verdict)",
+        Higher("categorical", "others"),
+        paper={"categorical": _TABLE7["categorical"],
+               "others": {t: v for t, v in _TABLE7.items() if t != "categorical"}}),
 ]

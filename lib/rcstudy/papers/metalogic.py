@@ -7,6 +7,7 @@ the operator header of Tables 14/16 is garbled (columns 4–6 follow the test-se
 Multitask (large) rows digit for digit.
 """
 
+from ..claims import AllOf, ClaimSpec, Compare, IfGiven
 from . import Citation, Published
 
 CITATION = Citation(
@@ -126,4 +127,64 @@ NUMBERS: list[Published] = [
       for col, v in TABLE5.items()),
     *(Published(P, "§6.1", row, col, v) for (row, col), v in SETTINGS.items()),
     *(Published(P, "§5", row, col, v) for (row, col), v in DATASET.items()),
+]
+
+# --- claims ------------------------------------------------------------------------------------
+
+
+def _t3(col: str) -> dict[str, float]:
+    return {row: vals[T3_COLS.index(col)] for row, vals in TABLE3.items()}
+
+
+def _t14_mean(col: str) -> float:
+    return sum(vals[T14_COLS.index(col)] for vals in TABLE14.values()) / len(TABLE14)
+
+
+def _scale_mean(vals) -> float:  # the six scores of the data-scale figure
+    return sum(vals[T3_COLS.index(c)] for c in ("Node F1", "Step F1", "Formula F1", "Cert. Acc", "Cert. F1*",
+                                               "Overall All")) / 6
+
+
+_ONCE_SMALLEST, _ONCE_20, _ONCE_ALL = (_scale_mean(TABLE15["Once (large)"][RATIOS.index("1%")]),
+                                       _scale_mean(TABLE15["Once (large)"][RATIOS.index("20%")]),
+                                       _scale_mean(TABLE3["Once (large)"]))
+
+CLAIMS = [
+    ClaimSpec("certainty-hard", "All models struggle with certainty, although the indicators are in the text (§6.2).",
+              "Best certainty AllCorrect and macro-F1 among our trained systems both at most 60.",
+              AllOf((Compare("cert_all", "<=", 60), Compare("cert_macro", "<=", 60))),
+              paper={"cert_all": max(_t3("Cert. All").values()), "cert_macro": max(_t3("Cert. F1*").values())}),
+    ClaimSpec("nodes-high-steps-low", "Models find the nodes (high node F1) but rarely all the steps (low step "
+              "AllCorrect) (§6.2).", "The main generated system: Node F1 ≥ 80 and Step All ≤ 30.",
+              AllOf((Compare("node", ">=", 80), Compare("step_all", "<=", 30))),
+              paper={"node": _t3("Node F1"), "step_all": _t3("Step All")}),
+    ClaimSpec("formula-around-60", "Formula F1 and AllCorrect are around or over 60 % (§6.2).",
+              "Best Formula F1 among our trained systems ≥ 55, and above the empty prediction's.",
+              AllOf((Compare("formula", ">=", 55), IfGiven("empty", Compare("formula", ">", "empty")))),
+              paper={"formula": max(_t3("Formula F1").values())}),
+    ClaimSpec("rebut-easier", "Identifying rebut steps is easier than support steps (§6.3).",
+              "The main generated system: Rebut F1 > Support F1 (note: the empty prediction already scores high "
+              "on rebut; its score is in the evidence).",
+              Compare("rebut", ">", "support"),
+              paper={"rebut": _t14_mean("Rebut F1"), "support": _t14_mean("Support F1")}),
+    ClaimSpec("scale-fast-then-flat", "Scores rise fast within the first 20 % of the training data, then slowly "
+              "(§6.4).", "Feature model: mean of six scores gains more from the smallest share to ~20 % than from "
+              "~20 % to all.", Compare("early", ">", "late"),
+              paper={"early": _ONCE_20 - _ONCE_SMALLEST, "late": _ONCE_ALL - _ONCE_20}),
+    ClaimSpec("metgen-best", "MetGen outperforms Multitask and All-at-Once; larger models help (§6.2).",
+              "Needs MetGen and two T5 sizes, which are not trained here.",
+              AllOf((Compare("metgen", ">", "others"), Compare("gain_11b", ">", 0))),
+              paper={"metgen": TABLE3["MetGen (11b)"][T3_COLS.index("Overall All")],
+                     "others": {m: v for m, v in _t3("Overall All").items() if not m.startswith("MetGen")},
+                     "gain_11b": {m: TABLE3[f"{m} (11b)"][-1] - TABLE3[f"{m} (large)"][-1]
+                                  for m in ("Once", "Multitask", "MetGen")}}),
+    # "The largest": ties go to the category listed first, as in the categorisation table.
+    ClaimSpec("errors-variables", "Formula errors are mostly wrong variables (F1), not operators (§6.5).",
+              "The error-analysis system on dev: F1 is the largest formula category.",
+              AllOf(tuple(Compare("F1", ">=", c) for c in ("F2", "F3", "F4"))),
+              paper={c: TABLE5[c] for c in ("F1", "F2", "F3", "F4")}),
+    ClaimSpec("errors-contingent", "Certainty errors are dominated by predicting 'contingent' (C2) (§6.5).",
+              "The error-analysis system on dev: C2 is the largest certainty category.",
+              AllOf((Compare("C2", ">", "C1"), Compare("C2", ">=", "C3"), Compare("C2", ">=", "C4"))),
+              paper={c: TABLE5[c] for c in ("C1", "C2", "C3", "C4")}),
 ]

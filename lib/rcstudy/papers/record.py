@@ -5,6 +5,8 @@ so only the dev columns can ever be recomputed. Human performance is a third cro
 answers (not released), so it can only be quoted.
 """
 
+from ..claims import AllOf, ClaimSpec, Compare, Within
+from ..stats import Interval
 from . import Citation, Published
 
 CITATION = Citation(
@@ -68,4 +70,80 @@ NUMBERS: list[Published] = [
     Published(P, "§5.5", "human errors", "% of dev/test queries", 8.0, "'about 8%'"),
     Published(P, "§5.5", "DocQA w/ ELMo correct ∩ human correct", "% overlap", 92.6, "Figure 5"),
     Published(P, "§5.5", "potential gain from candidates", "points", 6.0, "'about 6%' (from the OOC rates)"),
+]
+
+
+def _published(table: str, row: str, column: str) -> float:
+    return next(n.value for n in NUMBERS if (n.table, n.row, n.column) == (table, row, column))
+
+
+def _dev_f1(row: str) -> float:
+    return _published("Table 4", row, "F1 (dev)")
+
+
+def _point(value: float) -> Interval:
+    """A published point estimate as a zero-width interval, for rules that read an interval's bounds."""
+    return Interval(value, value, value, 0.95)
+
+
+CLAIMS = [
+    ClaimSpec(
+        "human-gap",
+        "Humans ({human:.2f} dev F1) are far ahead of every machine reader; the best system of 2018 "
+        "reaches {elmo:.2f}.",
+        "The paper's human dev F1 exceeds the upper end of the 95% interval of our best method "
+        "(excluding the candidate oracle).",
+        Compare("best.high", "<", "human"),
+        paper={"best": _point(_dev_f1("DocQA w/ ELMo")), "human": _dev_f1("Human"), "elmo": _dev_f1("DocQA w/ ELMo")}),
+    ClaimSpec(
+        "lm-near-random",
+        "The language-model baseline is no better than random guess ({lm:.2f} vs {random:.2f} dev F1).",
+        "Paired bootstrap on the queries the LM scored: the 95% interval of F1(LM) − F1(random) "
+        "reaches 0 or below.",
+        Compare("diff.low", "<=", 0),
+        paper={"diff": _point(_dev_f1("LM") - _dev_f1("Random Guess")), "lm": _dev_f1("LM"),
+               "random": _dev_f1("Random Guess")}),
+    ClaimSpec(
+        "asreader-above-random",
+        "ASReader, trained on ReCoRD, clearly beats random guess ({asreader:.2f} vs {random:.2f} dev F1).",
+        "Paired bootstrap: the 95% interval of F1(ASReader) − F1(random) lies above 0.",
+        # the lower end above 0, else "does not hold": an interval that straddles 0 has not shown it
+        Compare("diff.low", ">", 0),
+        paper={"diff": _point(_dev_f1("ASReader") - _dev_f1("Random Guess")), "asreader": _dev_f1("ASReader"),
+               "random": _dev_f1("Random Guess")}),
+    ClaimSpec(
+        "random-level",
+        "Random guess among the candidate entities scores {random:.2f} dev F1.",
+        "The paper's value lies inside the 95% interval of our exact random-guess F1.",
+        AllOf((Compare("ours.low", "<=", "random"), Compare("ours.high", ">=", "random"))),
+        paper={"ours": _point(_dev_f1("Random Guess")), "random": _dev_f1("Random Guess")}),
+    ClaimSpec(
+        "answers-are-entities",
+        "Every answer is one of the passage's named entities (the task is to pick among them).",
+        "At least 99% of our queries have a gold answer among the candidate entities.",
+        Compare("gold_among_candidates", ">=", 99),
+        paper={"gold_among_candidates": 100.0}),  # by construction (§3): the answers are the entities
+    ClaimSpec(
+        "query-constraints",
+        "Queries have at least 10 tokens, are not questions and share no 3-gram with the passage.",
+        "At least 95% of our queries meet all three (under our tokenizer).",
+        Compare("met", ">=", 95),  # % of queries meeting each constraint
+        paper={"met": {"≥10 tokens": 100.0, "not a question": 100.0, "no shared 3-gram": 100.0}}),  # by construction (§3.2)
+    ClaimSpec(
+        "passage-shape",
+        "Passages average {tokens:.1f} tokens and {entities:.1f} entity mentions (Table 1, overall).",
+        "Both of our averages are within 10% of the paper's (tokenizers differ).",
+        Within("ratio", 0.9, 1.1),  # ours / the paper's, per average
+        paper={"ratio": {"tokens": 1.0, "entities": 1.0},
+               "tokens": _published("Table 1", "tokens / passage", "Overall"),
+               "entities": _published("Table 1", "entities / passage", "Overall")}),
+    ClaimSpec(
+        "candidates-help-extractive",
+        "Extractive models answer outside the candidate entities about {gain:.0f}% of the time, so using the "
+        "candidates could add about {gain:.0f} points.",
+        "Paired bootstrap on the queries the span readers scored: the 95% interval of "
+        "F1(candidate-restricted) − F1(free span) of the fine-tuned span extractor lies above 0.",
+        Compare("diff.low", ">", 0),
+        paper={"diff": _point(_published("§5.5", "potential gain from candidates", "points")),
+               "gain": _published("§5.5", "potential gain from candidates", "points")}),
 ]

@@ -1,0 +1,69 @@
+"""Every LogiQA prompt and input format rendered for a fixture question, compared with its
+checked-in text under tests/snapshots/logiqa/ (a prompt change shows up as a diff there).
+
+After an intended change, rewrite the snapshots with ``RCSTUDY_UPDATE_SNAPSHOTS=1`` and review the diff.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from rcstudy.data import logiqa as lq
+from rcstudy.models.mc import option_pairs
+from rcstudy.prompts import logiqa as prompts
+
+HERE = Path(__file__).parent
+SNAPSHOTS = HERE / "snapshots" / "logiqa"
+
+
+@pytest.fixture(scope="module")
+def item():
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RCSTUDY_DATA", str(HERE / "fixtures" / "data"))
+    yield lq.load_logiqa("test", "en")[0]
+    mp.undo()
+
+
+def render(name: str, item) -> str:
+    if name == "lm_context":
+        return prompts.lm_context(item) + "\n"
+    if name == "lm_continuation":
+        return "\n".join(repr(prompts.lm_continuation(o)) for o in item.options) + "\n"
+    if name == "lm_inputs":
+        contexts, continuations = prompts.lm_inputs([item])
+        return json.dumps({"contexts": contexts, "continuations": continuations}, indent=1, ensure_ascii=False) + "\n"
+    if name == "ablation_items":  # each ablation's items as the encoder engine pairs them
+        return json.dumps({a: option_pairs(prompts.ablation_items([item], a)[0], fields)
+                           for a, fields in prompts.ABLATION_FIELDS.items()}, indent=1, ensure_ascii=False) + "\n"
+    raise KeyError(name)
+
+
+NAMES = ["lm_context", "lm_continuation", "lm_inputs", "ablation_items"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_prompt_matches_its_snapshot(name, item):
+    text = render(name, item)
+    path = SNAPSHOTS / f"{name}.txt"
+    if os.environ.get("RCSTUDY_UPDATE_SNAPSHOTS"):
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"no snapshot {path}: run with RCSTUDY_UPDATE_SNAPSHOTS=1 and review it"
+    assert text == path.read_text(encoding="utf-8")
+
+
+def test_every_prompt_function_has_a_snapshot():
+    public = {n for n, f in vars(prompts).items() if callable(f) and getattr(f, "__module__", "") == prompts.__name__}
+    assert public == set(NAMES)
+
+
+def test_lm_context_is_the_former_template(item):
+    """The template the zero-shot row has always used, so cached scores stay comparable."""
+    assert prompts.lm_context(item) == "{context}\nQuestion: {question}\nAnswer:".format(
+        context=item.context, question=item.question)
+
+
+def test_only_no_question_changes_the_items(item):
+    assert prompts.ablation_items([item], "no question")[0].question == ""
+    assert all(prompts.ablation_items([item], a)[0] == item for a in ("full input", "no paragraph", "options only"))
