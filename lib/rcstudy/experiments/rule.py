@@ -25,6 +25,7 @@ from ..data.rule import NONE_OPTION, RuleData, RulePrompts, exemplar_keys
 from ..errors import DataFileMissing, ModelUnavailable
 from ..metrics.rule import GIVEN_MAIN_RIGHT, METRICS, aggregate, chance_scores, none_scores, rule_scores
 from ..models.rule_lm import LazyLM, lm_predict
+from ..papers.rule import TYPE_MIN_SUBQUESTIONS
 from ..prompts import rule as prompt_formats
 from ..prompts.rule import ZERO_SHOT_COT
 from ..report import ChapterResults, ClaimLog, cell
@@ -131,6 +132,7 @@ class Config(ChapterConfig):
     """The RULE chapter's parameters; the defaults are the quick profile (the book's default)."""
 
     chapter = "rule"
+    datasets = ("rule", "reclor")  # ReClor train: the fine-tuned models' training set
     encoder: EncoderSection = section(EncoderSection, "the multiple-choice encoder fine-tuned on ReClor")
     seq2seq: Seq2SeqSection = section(Seq2SeqSection, "text-to-text models fine-tuned on ReClor")
     lm: LMSection = section(LMSection, "the prompted language models")
@@ -666,8 +668,6 @@ TYPE_RULES = (
     ("Most Strongly Supported", r"\bmost strongly support|\bbest supported\b"),
     ("Implication", r"\bmust (also )?be true\b|\blogically follows\b|\bproperly inferred\b|\bcan be inferred\b"),
 )
-#: Question types with fewer subquestions are pooled in :func:`type_independence`'s test.
-TYPE_MIN_SUBQUESTIONS = 30
 _TYPE_PATTERNS = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in TYPE_RULES)
 
 
@@ -825,6 +825,11 @@ class Results(ChapterResults):
     captions: dict[str, str] = field(default_factory=dict)  # captions that name a system
     lm_unavailable: list[str] = field(default_factory=list)
     systems_rows: dict[str, dict] = field(default_factory=dict)  # every system we ran: its metrics
+    by_split: pd.DataFrame | None = None  # subquestions per split and type
+    per_main_counts: pd.Series | None = None  # main questions by number of subquestions
+    bars: pd.DataFrame | None = None  # Selective and Eliminative accuracy per system
+    points: pd.DataFrame | None = None  # MainQ, SubQ and Consistency per system
+    human: dict[str, float] = field(default_factory=dict)  # the paper's human scores (Table 2)
     length_curves: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict)
     hard_table: pd.DataFrame | None = None
     chance_sub: float = 25.0
@@ -862,6 +867,8 @@ def run(cfg: Config, rt: Runtime) -> Results:
     res.facts.update(prompting_facts(cfg, prompted, lm_rows, lm_sample))
 
     res.systems_rows = all_rows = {**{k: v for k, v in rows.items() if k != "Chance"}, **lm_rows}
+    res.bars, res.points = figure_points(all_rows)
+    res.human = {c: papers.value("rule", "Table 2", "Human", c) for c in ("MainQ", "SubQ", "Eliminative", "Consistency")}
     given = results_table(all_rows, ["SubQ", "SubQ | main right", "MainQ-wise SubQ | main right"])
     res.tables["rule_given_main_right"] = given.map(cell)
     positions_section(res, trained, prompted, data)
@@ -877,6 +884,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
         res.tables["rule_by_count"] = by_subquestion_count(count_system).round(1)
         res.captions["rule_by_count"] = f"By number of subquestions: {count_system.name}"
     easy_hard_section(res, data, trained, prompted)
+    res.tables["rule_table4"] = papers.table("rule", "Table 4").astype("Int64")  # reprinted, not re-run
     judge_claims(res.claims, baselines=baselines, trained=trained, prompted=prompted, lm_rows=lm_rows,
                  all_rows=all_rows, subq_cis=subq_cis, t5_asked=t5_asked, ablation_rows=ablation_rows,
                  ablation_pairs=ablation_pairs, type_test=type_test)
@@ -910,6 +918,10 @@ def release_section(res: Results) -> tuple[RuleData, RulePrompts]:
                                        100 * counts["subquestions whose answer is None"] / counts["subquestions"]}})
     res.tables["rule_counts"] = paper_vs_ours(counts_frame(papers.table("rule", "§3")), counts_frame(ours))
     res.tables["rule_splits"] = split_table(data)
+    f = data.frame()
+    res.by_split = (f.groupby(["split", "selective"]).size().unstack(fill_value=0)
+                    .rename(columns={True: "selective", False: "eliminative"}))
+    res.per_main_counts = f.groupby("main_id").size().value_counts().sort_index()
     res.data = data
     none_positions = sorted({s.meta["none_position"] for s in data.subs if s.meta["has_none"]})
     res.facts.update({
@@ -1135,6 +1147,15 @@ def prompting_facts(cfg: Config, prompted: Prompted, lm_rows: Mapping[str, Mappi
     else:
         facts["rule_lm_text"] = "No language model could be run here: " + "; ".join(prompted.unavailable)
     return facts
+
+
+def figure_points(rows: Mapping[str, Mapping]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per system: Selective and Eliminative accuracy (the bar chart), and MainQ, SubQ and
+    Consistency (the scatter plot), as numbers (the mean of a mean ± sd)."""
+    def pick(columns):
+        return pd.DataFrame({n: {c: numeric(r[c]) for c in columns} for n, r in rows.items()}).T
+
+    return pick(("Selective", "Eliminative")), pick(("MainQ", "SubQ", "Consistency"))
 
 
 def seed_label(name: str, system: System) -> str:
@@ -1370,3 +1391,82 @@ def easy_hard_section(res: Results, data: RuleData, trained: Trained, prompted: 
         f"{n_clear} of {len(diffs)} systems show a difference whose 95% interval excludes zero"
         + (f". The split itself is visible in the encoder's main answers: {enc['MainQ EASY'].mean():.1f} % right on "
            f"EASY and {enc['MainQ HARD'].mean():.1f} % on HARD main questions (mean over seeds)" if len(enc) else ""))
+
+
+def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trained, prompted: Prompted,
+                 lm_rows: Mapping[str, Mapping], all_rows: Mapping[str, Mapping], subq_cis: Mapping[str, Interval],
+                 t5_asked: pd.DataFrame, ablation_rows: Mapping[str, Mapping],
+                 ablation_pairs: Sequence[tuple[str, str]], type_test: tuple[float, int, int] | None) -> None:
+    """The evidence of every declared claim (:data:`rcstudy.papers.rule.CLAIMS`), in the page's order."""
+    def fmt(r, k):
+        return cell(r[k])
+
+    if lm_rows:
+        claims.judge("eliminative-below-selective",
+                     {"gaps": {n: numeric(r["Selective"]) - numeric(r["Eliminative"]) for n, r in lm_rows.items()}},
+                     "; ".join(f"{n}: sel {fmt(r, 'Selective')} vs elim {fmt(r, 'Eliminative')}"
+                               for n, r in lm_rows.items()))
+    else:
+        claims.judge("eliminative-below-selective", None, "no language model could be run here")
+
+    baseline_names = {b.name for b in baselines}
+    evaluated = {n: r for n, r in all_rows.items() if n not in baseline_names}
+    claims.judge("consistency-far-below-mainq",
+                 {"excess": {n: numeric(r["Consistency"]) - 0.5 * numeric(r["MainQ"]) for n, r in evaluated.items()}}
+                 if evaluated else None,
+                 "; ".join(f"{n}: MainQ {fmt(r, 'MainQ')}, consistency {fmt(r, 'Consistency')}"
+                           for n, r in evaluated.items()) or "nothing evaluated")
+
+    claims.judge("finetuned-subq-near-chance",
+                 {"subq": dict(subq_cis), "chance": papers.value("rule", "Table 2", "Chance", "SubQ")}
+                 if subq_cis else None,
+                 "; ".join(f"{name}: SubQ {ci}" for name, ci in subq_cis.items()) or "no model trained")
+
+    with_none = with_none_exemplar(prompted)
+    if with_none:
+        nb = none_by_exemplar(with_none[0])
+        w, wo = nb["with a None-answer exemplar"], nb["without"]
+        claims.judge("none-exemplar-helps",
+                     None if np.isnan(w) or np.isnan(wo) else {"with_exemplar": w, "without_exemplar": wo},
+                     f"{with_none[0].name}: {w:.1f}% (n={nb['n with a None-answer exemplar']}) vs {wo:.1f}% "
+                     f"(n={nb['n without']})")
+    else:
+        claims.judge("none-exemplar-helps", None, "not run in this profile: needs a five-shot setting with RULE "
+                                                  "exemplars (the only prompts with a None-answer exemplar)")
+
+    if prompted.alignments:
+        name, frame = next(iter(prompted.alignments.items()))
+        a_sel, a_elim = alignment_rates(frame)
+        claims.judge("alignment-gap", {"correct": a_sel, "incorrect": a_elim},
+                     f"{name}: {100 * a_sel:.1f}% (n={int(frame['selective'].sum())}) vs "
+                     f"{100 * a_elim:.1f}% (n={int((~frame['selective']).sum())})")
+    else:
+        claims.judge("alignment-gap", None, "not run: needs a language model")
+
+    pairs = [(n, m) for n in prompted.systems for m in prompted.systems
+             if "RULE exemplars" in n and m == n.replace("RULE exemplars", "ReClor exemplars")]
+    claims.judge("subq-exemplars-no-help-small",
+                 {"gain": {n: numeric(lm_rows[n]["SubQ"]) - numeric(lm_rows[m]["SubQ"]) for n, m in pairs}}
+                 if pairs else None,
+                 "; ".join(f"{n}: {fmt(lm_rows[n], 'SubQ')} vs {fmt(lm_rows[m], 'SubQ')}" for n, m in pairs)
+                 or "not run in this profile: needs the same setting with RULE and with ReClor exemplars")
+
+    t5 = t5_asked.loc[[n for n in t5_asked.index if not n.endswith(", no context")]]
+    claims.judge("rationales-help-main",
+                 {"selective_gain": {n: r["+ selective"] - r["no rationale"] for n, r in t5.iterrows()},
+                  "eliminative_loss": {n: r["no rationale"] - max(r["+ eliminative"], r["+ selective and eliminative"])
+                                       for n, r in t5.iterrows()}} if len(t5) else None,
+                 "; ".join(f"{n}: {r['no rationale']:.1f} / {r['+ selective']:.1f} / {r['+ eliminative']:.1f} / "
+                           f"{r['+ selective and eliminative']:.1f} (none / sel / elim / both, "
+                           f"n={r['main questions']:.0f})" for n, r in t5.iterrows()) or "not run")
+
+    claims.judge("subquestions-need-context",
+                 {"drop": {w: numeric(ablation_rows[w]["SubQ"]) - numeric(ablation_rows[wo]["SubQ"])
+                           for w, wo in ablation_pairs}} if ablation_pairs else None,
+                 "; ".join(f"{w}: {cell(ablation_rows[w]['SubQ'])} → {cell(ablation_rows[wo]['SubQ'])}"
+                           for w, wo in ablation_pairs) or "not run")
+
+    claims.judge("no-trend-by-type",
+                 None if type_test is None or np.isnan(type_test[0]) else {"p": type_test[0]},
+                 "not run" if type_test is None else f"p = {type_test[0]:.2f} over {type_test[1]} groups of types, "
+                                                     f"{type_test[2]} subquestions")
