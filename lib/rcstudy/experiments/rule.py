@@ -28,7 +28,7 @@ from ..models.rule_lm import LazyLM, lm_predict
 from ..papers.rule import TYPE_MIN_SUBQUESTIONS
 from ..prompts import rule as prompt_formats
 from ..prompts.rule import ZERO_SHOT_COT
-from ..report import ChapterResults, ClaimLog, cell
+from ..report import ChapterResults, ClaimLog, cell, paper_vs_ours
 from ..runtime import Runtime
 from ..settings import exports_dir
 from ..stats import Interval, MeanSD, bootstrap_ci, difference_interval
@@ -853,7 +853,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
     trained = train_models(cfg, reclor_train, data, enc_sample, lm_sample if cfg.analyses.alignment else None, rt)
     rows.update({name: seed_average(runs) for name, runs in trained.runs.items()})
     paper_t2 = papers.table("rule", "Table 2")[list(METRICS)]
-    res.tables["rule_table2_trained"] = paper_vs_ours_rows(paper_t2, PAPER_TRAINED_ROWS, results_table(rows))
+    res.tables["rule_table2_trained"] = paper_vs_ours(paper_t2.loc[list(PAPER_TRAINED_ROWS)], results_table(rows))
     res.facts.update(training_facts(cfg, trained, enc_sample))
     subq_cis = subq_intervals(trained, cfg.sample_seed)
     res.facts.update(baseline_facts(rows, trained, subq_cis, baselines, chance_sub))
@@ -861,7 +861,8 @@ def run(cfg: Config, rt: Runtime) -> Results:
     prompted = prompt_models(cfg, prompts, lm_sample, rt)
     res.lm_unavailable = prompted.unavailable
     lm_rows = {n: system_scores(s, cfg.lm.aggregation) for n, s in prompted.systems.items()}
-    res.tables["rule_table2_prompted"] = paper_vs_ours_rows(paper_t2, PAPER_PROMPTED_ROWS, results_table(lm_rows))
+    res.tables["rule_table2_prompted"] = paper_vs_ours(paper_t2.loc[list(PAPER_PROMPTED_ROWS)],
+                                                       results_table(lm_rows))
     if prompted.systems:
         res.tables["rule_prompting_info"] = prompting_info_table(prompted.systems)
     res.facts.update(prompting_facts(cfg, prompted, lm_rows, lm_sample))
@@ -891,12 +892,6 @@ def run(cfg: Config, rt: Runtime) -> Results:
     return res
 
 
-def paper_vs_ours_rows(paper: pd.DataFrame, paper_rows: Sequence[str], ours: pd.DataFrame) -> pd.DataFrame:
-    from ..report import paper_vs_ours
-
-    return paper_vs_ours(paper.loc[list(paper_rows)], ours)
-
-
 def counts_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """Counts shown as whole numbers, percentages with one decimal."""
     return frame.map(lambda v: v if pd.isna(v) else f"{v:,.0f}" if float(v).is_integer() else f"{v:.1f}")
@@ -905,8 +900,6 @@ def counts_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def release_section(res: Results) -> tuple[RuleData, RulePrompts]:
     """The release, checked and counted (§3), its splits, and the facts the data section quotes."""
     from ..data import rule as rule_data
-    from ..report import paper_vs_ours
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a subsampled copy (the tests' fixtures) differs from the release
         data = rule_data.load_rule()
@@ -1186,8 +1179,6 @@ def with_none_exemplar(prompted: Prompted) -> list[System]:
 
 def none_section(res: Results, baselines: Sequence[System], trained: Trained, prompted: Prompted) -> None:
     """§4.2's None analysis for every baseline, the encoder (first seed) and every prompted setting."""
-    from ..report import paper_vs_ours
-
     rows = {}
     for s in [*baselines, *trained.encoder_runs[:1], *prompted.systems.values()]:
         f_all = pd.concat([sub_correct(s.data, e) for e in s.evals])
@@ -1213,8 +1204,6 @@ def alignment_rates(frame: pd.DataFrame) -> tuple[float, float]:
 
 def alignment_section(res: Results, trained: Trained, prompted: Prompted) -> None:
     """§5's rationale alignment: the LMs zero-shot, the encoder (first seed) as multiple choice."""
-    from ..report import paper_vs_ours
-
     frames = {f"{name}, zero-shot (letter prob.)": f for name, f in prompted.alignments.items()}
     frames.update({seed_label(trained.encoder_name, r): r.info["alignment"] for r in trained.encoder_runs[:1]
                    if "alignment" in r.info})
@@ -1234,8 +1223,6 @@ def rationale_section(res: Results, cfg: Config, prompts: RulePrompts, sample: R
                       prompted: Prompted) -> pd.DataFrame:
     """Table 5's analog (with and, under the context ablation, without the context); returns the
     rows of the settings that asked any main question."""
-    from ..report import paper_vs_ours
-
     runs = {}
     if cfg.analyses.rationale_augmentation:
         variants = {"": (prompts, sample)}
@@ -1270,8 +1257,6 @@ def ablation_section(res: Results, cfg: Config, prompts: RulePrompts, data: Rule
                      prompted: Prompted, rt: Runtime) -> tuple[dict, list[tuple[str, str]]]:
     """Appendix M's analog: the fine-tuned models (same weights) and the ablation settings without
     the context. Returns the rows and the (with, without) pairs."""
-    from ..report import paper_vs_ours
-
     ablation_rows, pairs = {}, []
     if cfg.analyses.context_ablation:
         for name in trained.runs:  # the models fine-tuned with the context, tested without it
@@ -1334,8 +1319,6 @@ def length_section(res: Results, cfg: Config, trained: Trained, prompted: Prompt
 def type_section(res: Results, cfg: Config, data: RuleData, trained: Trained) -> tuple[float, int, int] | None:
     """Appendix L's analog by keyword question type; returns the encoder's chi-square test
     (p-value, groups, subquestions), or None when it was not run."""
-    from ..report import paper_vs_ours
-
     if not cfg.analyses.types:
         res.facts["rule_type_others"] = "n/a"
         res.facts["rule_type_n"] = len(data.mains)
