@@ -4,7 +4,9 @@ rationale alignment, the "None" analysis and the EASY/HARD extension.
 Every system is evaluated into :class:`Evaluation` units (one per released split for prompted
 LMs, whose prompt batch changes with the split; one unit for everything else) holding the
 predicted option of each question. :func:`system_scores` turns units into the paper's metrics
-(:mod:`rcstudy.metrics.rule`), either averaged over splits (mean ± sd) or pooled.
+(:mod:`rcstudy.metrics.rule`), either averaged over splits (mean ± sd) or pooled. :func:`run`
+computes everything the page shows (tables, quoted facts, figure data, claim evidence) from a
+:class:`Config`.
 """
 
 from __future__ import annotations
