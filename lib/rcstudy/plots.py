@@ -19,6 +19,14 @@ from .metrics import metalogic as mm
 PALETTE = "colorblind"
 
 
+def message(text: str, figsize=(7, 1.2)):
+    """A figure that only says ``text``: what a numbered figure shows when its analysis did not run."""
+    fig, ax = plt.subplots(figsize=figsize)
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
+    ax.set_axis_off()
+    return fig
+
+
 def use_book_style() -> None:
     """Seaborn's colour-blind palette, readable sizes, no top/right spines."""
     sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE)
@@ -139,12 +147,9 @@ def logiqa_answer_shares(shares):
 def logiqa_similarity(best_similarity, threshold: float):
     """Histogram (log scale) of each LogiQA 2.0 item's closest LogiQA 1.0 paragraph, with the threshold
     (``best_similarity`` None: the official training file is read, so nothing was deduplicated)."""
-    fig, ax = plt.subplots(figsize=(7, 3.2))
     if best_similarity is None:
-        ax.text(0.5, 0.5, "Train.txt is read: LogiQA 2.0 is not trained on, so nothing is deduplicated",
-                ha="center", va="center", transform=ax.transAxes)
-        ax.set_axis_off()
-        return fig
+        return message("Train.txt is read: LogiQA 2.0 is not trained on, so nothing is deduplicated")
+    fig, ax = plt.subplots(figsize=(7, 3.2))
     ax.hist(best_similarity, bins=np.linspace(0, 1, 41), color="C0")
     ax.axvline(threshold, color="C3", ls="--", label=f"threshold {threshold}")
     ax.set(xlabel="highest paragraph similarity to any LogiQA 1.0 Eval/Test item", ylabel="LogiQA 2.0 items", yscale="log")
@@ -408,11 +413,9 @@ def metalogic_labels(labels: pd.DataFrame, steps: pd.Series):
 
 def metalogic_losses(losses: Mapping[str, Sequence[float]]):
     """Training loss per optimiser step of each fine-tuned generator."""
-    fig, ax = plt.subplots(figsize=(7, 3.2))
     if not losses:
-        ax.text(0.5, 0.5, "no seq2seq model is trained in this run", ha="center", va="center", transform=ax.transAxes)
-        ax.set_axis_off()
-        return fig
+        return message("no seq2seq model is trained in this run")
+    fig, ax = plt.subplots(figsize=(7, 3.2))
     for name, curve in losses.items():
         ax.plot(np.arange(1, len(curve) + 1), curve, label=name)
     ax.set(xlabel="optimiser step", ylabel="training loss (token cross-entropy)", yscale="log")
@@ -524,6 +527,8 @@ def rule_main_vs_sub(points: pd.DataFrame, human: Mapping[str, float], chance: f
 def rule_length(curves: Mapping[tuple[str, str], pd.DataFrame], chance: float):
     """Accuracy by question length (left) and option length (right), one colour per system group,
     solid for main questions and dashed for subquestions (``curves``: (group, column) → bins)."""
+    if not curves:
+        return message("the length analysis did not run (switched off, or no system could be run)")
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     groups = list(dict.fromkeys(group for group, _ in curves))
@@ -543,6 +548,8 @@ def rule_length(curves: Mapping[tuple[str, str], pd.DataFrame], chance: float):
 
 def rule_easy_hard(hard_table: pd.DataFrame, chance: float):
     """MainQ-wise SubQ accuracy per system on RULE main questions from ReClor's EASY vs HARD set."""
+    if hard_table is None or not len(hard_table):
+        return message("no system's subquestions could be split by ReClor's EASY/HARD set")
     fig, ax = plt.subplots(figsize=(8, 0.5 * len(hard_table) + 1.5))
     hard_table[["MainQ-wise SubQ EASY", "MainQ-wise SubQ HARD"]].rename(columns=lambda c: c.split()[-1]).plot.barh(ax=ax)
     ax.axvline(chance, color="grey", ls=":", lw=1)

@@ -1307,6 +1307,7 @@ def length_section(res: Results, cfg: Config, trained: Trained, prompted: Prompt
         frame = question_frame(systems)
         for column in ("question words", "option words"):
             res.length_curves[(group, column)] = accuracy_by_length(frame, column, cfg.analyses.length_bins)
+    res.facts["rule_length_bins"] = cfg.analyses.length_bins
     if groups:
         res.facts["rule_length_text"] = "; ".join(
             f"{group}, {kind}s: {c['accuracy'].iloc[0]:.1f} % in the shortest and {c['accuracy'].iloc[-1]:.1f} % in "
