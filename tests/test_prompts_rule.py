@@ -4,10 +4,10 @@ text under tests/snapshots/rule/ (a prompt change shows up as a diff there).
 After an intended change, rewrite the snapshots with ``RCSTUDY_UPDATE_SNAPSHOTS=1`` and review the diff.
 """
 
-import os
 from pathlib import Path
 
 import pytest
+from conftest import prompt_functions
 
 from rcstudy.data.rule import load_prompts, load_rule
 from rcstudy.experiments.rule import PromptSetting, alignment_items
@@ -15,7 +15,6 @@ from rcstudy.prompts import rule as prompts
 
 HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures" / "data" / "rule"
-SNAPSHOTS = HERE / "snapshots" / "rule"
 
 
 @pytest.fixture(scope="module")
@@ -56,15 +55,9 @@ NAMES = ["question", "prompt", "alignment_question", "alignment_prompt", "letter
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_prompt_matches_its_snapshot(name, data, released):
-    text = render(name, data, released)
-    path = SNAPSHOTS / f"{name}.txt"
-    if os.environ.get("RCSTUDY_UPDATE_SNAPSHOTS"):
-        path.write_text(text, encoding="utf-8")
-    assert path.is_file(), f"no snapshot {path}: run with RCSTUDY_UPDATE_SNAPSHOTS=1 and review it"
-    assert text == path.read_text(encoding="utf-8")
+def test_prompt_matches_its_snapshot(name, data, released, matches_snapshot):
+    matches_snapshot("rule", name, render(name, data, released))
 
 
 def test_every_prompt_function_has_a_snapshot():
-    public = {n for n, f in vars(prompts).items() if callable(f) and getattr(f, "__module__", "") == prompts.__name__}
-    assert public == set(NAMES)
+    assert prompt_functions(prompts) == set(NAMES)

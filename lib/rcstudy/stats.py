@@ -37,6 +37,11 @@ class Interval:
     def __str__(self) -> str:
         return f"{self.estimate:.1f} [{self.low:.1f}, {self.high:.1f}]"
 
+    @classmethod
+    def point(cls, value: float, level: float = 0.95) -> "Interval":
+        """A published point estimate as a zero-width interval, for rules that read an interval's bounds."""
+        return cls(value, value, value, level)
+
 
 def bootstrap_ci(values: Sequence[float], *, level: float = 0.95, n_boot: int = 2000, seed: int = 0,
                  scale: float = 1.0) -> Interval:

@@ -8,7 +8,7 @@ are derived from the text (the best model's score plus the stated gap) and say s
 from ..claims import AllOf, ClaimSpec, Compare
 from ..data.reclor import QUESTION_TYPES
 from ..stats import Interval
-from . import Citation, Published
+from . import Citation, Published, lookup
 
 CITATION = Citation(
     key="kawabata2023rule",
@@ -97,12 +97,7 @@ NUMBERS: list[Published] = [
 
 
 def _published(table: str, row: str, column: str) -> float:
-    return next(n.value for n in NUMBERS if (n.table, n.row, n.column) == (table, row, column))
-
-
-def _point(value: float) -> Interval:
-    """A published point estimate as a zero-width interval, for rules that read an interval's bounds."""
-    return Interval(value, value, value, 0.95)
+    return lookup(NUMBERS, table, row, column)
 
 
 _CHANCE = _published(T2, "Chance", "SubQ")
@@ -136,7 +131,7 @@ CLAIMS = [
         "The 95% bootstrap interval of every ReClor-trained model's SubQ accuracy reaches down to chance.",
         Compare("subq.low", "<=", "chance"),
         # Table 2's fine-tuned rows are not in the text; §4.2 states they do not exceed chance
-        paper={"subq": {"fine-tuned models (§4.2)": _point(_CHANCE)}, "chance": _CHANCE}),
+        paper={"subq": {"fine-tuned models (§4.2)": Interval.point(_CHANCE)}, "chance": _CHANCE}),
     ClaimSpec(
         "none-exemplar-helps",
         "None-answer subquestions are answered better when the prompt has a None-answer exemplar "
