@@ -20,6 +20,27 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 @pytest.fixture
+def matches_snapshot():
+    """``check(paper, name, text)``: ``text`` equals ``tests/snapshots/<paper>/<name>.txt``, so a
+    change to a prompt shows up as a diff (``RCSTUDY_UPDATE_SNAPSHOTS=1`` rewrites the file)."""
+
+    def check(paper: str, name: str, text: str) -> None:
+        path = ROOT / "tests" / "snapshots" / paper / f"{name}.txt"
+        if os.environ.get("RCSTUDY_UPDATE_SNAPSHOTS"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        assert path.is_file(), f"no snapshot {path}: run with RCSTUDY_UPDATE_SNAPSHOTS=1 and review it"
+        assert text == path.read_text(encoding="utf-8"), f"{paper} prompt {name} changed: compare with {path}"
+
+    return check
+
+
+def prompt_functions(module) -> set[str]:
+    """The public functions a prompts module defines (each needs a snapshot)."""
+    return {n for n, f in vars(module).items() if callable(f) and getattr(f, "__module__", "") == module.__name__}
+
+
+@pytest.fixture
 def isolated_cache(tmp_path, monkeypatch):
     """A private results cache (models stay in the shared one: converting them is slow)."""
     monkeypatch.setenv("RCSTUDY_CACHE", str(tmp_path / "cache"))

@@ -73,3 +73,56 @@ def test_two_concurrent_runs_on_one_cache_agree(smoke_book, tmp_path):
     for proc in procs:
         finish(proc)
     assert numbers(tmp_path / "root1", CHAPTER) == numbers(tmp_path / "root2", CHAPTER) == numbers(smoke_book, CHAPTER)
+
+
+def book_checksums(root: Path) -> dict[str, str]:
+    from rcstudy.cache import file_checksum
+
+    return {str(p.relative_to(root)): file_checksum(p) for p in sorted((root / "book").rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def reclor_with_a_last_cell(smoke_book, tmp_path):
+    """A copy of the published smoke book, and a function that starts a ReClor run whose page has
+    one more cell at the end (after the EASY/HARD export): ``code`` (an error, a long pause)."""
+    import shutil
+
+    root = tmp_path / "root"
+    shutil.copytree(smoke_book / "book", root / "book")
+    chapters = tmp_path / "chapters"
+    shutil.copytree(run.CHAPTERS_DIR, chapters)
+
+    def start_with(code: str) -> subprocess.Popen:
+        page = chapters / "reclor.md"
+        page.write_text(run.CHAPTERS_DIR.joinpath("reclor.md").read_text() + f"\n```{{code-cell}} ipython3\n{code}\n```\n")
+        env = {**os.environ, "RCSTUDY_CACHE": str(smoke_book / "cache"), "RCSTUDY_CHAPTERS": str(chapters)}
+        return subprocess.Popen([sys.executable, "-m", "rcstudy", "run", "reclor", "--profile", "smoke", "--root",
+                                 str(root)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, start_new_session=True)
+
+    return root, start_with
+
+
+def test_a_reclor_run_failed_after_its_export_leaves_the_book_unchanged(reclor_with_a_last_cell):
+    root, start_with = reclor_with_a_last_cell
+    before = book_checksums(root)
+    assert "book/exports/reclor_easy_hard.csv" in before
+    proc = start_with('raise RuntimeError("an error injected after the export")')
+    out, _ = proc.communicate(timeout=900)
+    assert proc.returncode != 0 and "an error injected after the export" in out
+    assert book_checksums(root) == before
+    assert (root / "_build" / "failed" / "reclor.ipynb").exists()
+
+
+def test_a_reclor_run_killed_after_its_export_is_staged_leaves_the_book_unchanged(reclor_with_a_last_cell):
+    root, start_with = reclor_with_a_last_cell
+    before = book_checksums(root)
+    staged = root / "_build" / "run" / "book" / "exports" / "reclor_easy_hard.csv"
+    proc = start_with("import time\ntime.sleep(600)")
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and not staged.exists() and proc.poll() is None:
+        time.sleep(0.2)
+    assert staged.exists(), "the export was never staged"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert book_checksums(root) == before

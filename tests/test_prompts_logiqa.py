@@ -5,17 +5,16 @@ After an intended change, rewrite the snapshots with ``RCSTUDY_UPDATE_SNAPSHOTS=
 """
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+from conftest import prompt_functions
 
 from rcstudy.data import logiqa as lq
 from rcstudy.models.mc import option_pairs
 from rcstudy.prompts import logiqa as prompts
 
 HERE = Path(__file__).parent
-SNAPSHOTS = HERE / "snapshots" / "logiqa"
 
 
 @pytest.fixture(scope="module")
@@ -44,18 +43,12 @@ NAMES = ["lm_context", "lm_continuation", "lm_inputs", "ablation_items"]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_prompt_matches_its_snapshot(name, item):
-    text = render(name, item)
-    path = SNAPSHOTS / f"{name}.txt"
-    if os.environ.get("RCSTUDY_UPDATE_SNAPSHOTS"):
-        path.write_text(text, encoding="utf-8")
-    assert path.is_file(), f"no snapshot {path}: run with RCSTUDY_UPDATE_SNAPSHOTS=1 and review it"
-    assert text == path.read_text(encoding="utf-8")
+def test_prompt_matches_its_snapshot(name, item, matches_snapshot):
+    matches_snapshot("logiqa", name, render(name, item))
 
 
 def test_every_prompt_function_has_a_snapshot():
-    public = {n for n, f in vars(prompts).items() if callable(f) and getattr(f, "__module__", "") == prompts.__name__}
-    assert public == set(NAMES)
+    assert prompt_functions(prompts) == set(NAMES)
 
 
 def test_lm_context_is_the_former_template(item):

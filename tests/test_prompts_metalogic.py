@@ -6,7 +6,6 @@ with ``RCSTUDY_UPDATE_SNAPSHOTS=1`` and review the diff.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ from rcstudy.experiments import metalogic as ex
 from rcstudy.prompts import metalogic as prompts
 
 DATA = Path(__file__).parent / "fixtures" / "data" / "metalogic"
-SNAPSHOTS = Path(__file__).parent / "snapshots" / "metalogic"
 
 
 def _split(name):
@@ -43,10 +41,5 @@ def renders():
 
 
 @pytest.mark.parametrize("name", sorted(renders()))
-def test_prompt_matches_its_snapshot(name):
-    text = renders()[name]
-    path = SNAPSHOTS / f"{name}.txt"
-    if os.environ.get("RCSTUDY_UPDATE_SNAPSHOTS"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.read_text(encoding="utf-8") == text, f"{name} changed: compare with {path}"
+def test_prompt_matches_its_snapshot(name, matches_snapshot):
+    matches_snapshot("metalogic", name, renders()[name])

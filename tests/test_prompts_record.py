@@ -5,17 +5,16 @@ After an intended change, rewrite the snapshots with ``RCSTUDY_UPDATE_SNAPSHOTS=
 """
 
 import json
-import os
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from conftest import prompt_functions
 
 from rcstudy.data.record import load_record
 from rcstudy.prompts import record as prompts
 
 HERE = Path(__file__).parent
-SNAPSHOTS = HERE / "snapshots" / "record"
 
 
 @pytest.fixture(scope="module")
@@ -45,15 +44,9 @@ NAMES = ["lm_prefix_and_continuations", "filled_query", "placeholder_query", "cl
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_prompt_matches_its_snapshot(name, query):
-    text = render(name, query)
-    path = SNAPSHOTS / f"{name}.txt"
-    if os.environ.get("RCSTUDY_UPDATE_SNAPSHOTS"):
-        path.write_text(text, encoding="utf-8")
-    assert path.is_file(), f"no snapshot {path}: run with RCSTUDY_UPDATE_SNAPSHOTS=1 and review it"
-    assert text == path.read_text(encoding="utf-8")
+def test_prompt_matches_its_snapshot(name, query, matches_snapshot):
+    matches_snapshot("record", name, render(name, query))
 
 
 def test_every_prompt_function_has_a_snapshot():
-    public = {n for n, f in vars(prompts).items() if callable(f) and getattr(f, "__module__", "") == prompts.__name__}
-    assert public == set(NAMES)
+    assert prompt_functions(prompts) == set(NAMES)

@@ -9,13 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rcstudy import runtime
+from rcstudy import exports, papers, runtime
 from rcstudy.data.records import MCItem
 from rcstudy.data.rule import load_prompts, load_rule, question_block
 from rcstudy.experiments import rule as ex
 from rcstudy.models.mc import MCConfig
+from rcstudy.models.rule_lm import parse_answer
 from rcstudy.models.seq2seq import Seq2SeqConfig
 from rcstudy.papers.rule import T5_COLUMNS
+from rcstudy.prompts import rule as rp
 
 GOOD = Path(__file__).parent / "fixtures" / "data" / "rule"
 
@@ -92,13 +94,13 @@ def test_chance_row_is_exact(data):
     assert c["SubQ"] == 25 and c["Consistency"] < 25
 
 
-def test_prompt_text(prompts, data):
+def test_prompt(prompts, data):
     item = data.main("train_35")
     block = question_block(item.context, item.question, item.options)
-    assert ex.prompt_text(prompts, ex.PromptSetting(0), 0, item) == prompts.instruction + block
-    few = ex.prompt_text(prompts, ex.PromptSetting(5, "subq"), 1, item)
+    assert rp.prompt(prompts, ex.PromptSetting(0), 0, item) == prompts.instruction + block
+    few = rp.prompt(prompts, ex.PromptSetting(5, "subq"), 1, item)
     assert few == prompts.get(5, "subq", 1).text + " " + block
-    cot = ex.prompt_text(prompts, ex.PromptSetting(0, ex.ZERO_SHOT_COT, "generate"), 0, item)
+    cot = rp.prompt(prompts, ex.PromptSetting(0, ex.ZERO_SHOT_COT, "generate"), 0, item)
     assert cot.endswith("Answer: Let's think step by step.")
     assert ex.PromptSetting.parse("1:subq:option") == ex.PromptSetting(1, "subq", "option")
     assert ex.PromptSetting.parse("1:subq:option").label == "one-shot, RULE exemplars (option LL)"
@@ -114,7 +116,7 @@ def test_prompt_text(prompts, data):
     ("no idea", -1),
 ])
 def test_parse_answer(text, expected):
-    assert ex.parse_answer(text) == expected
+    assert parse_answer(text) == expected
 
 
 def test_prompting_leaves_out_exemplar_questions(data, prompts, isolated_cache):
@@ -213,11 +215,11 @@ def test_sample_mains_is_nested(data):
 
 
 def test_easy_hard(data, tmp_path):
-    assert ex.load_easy_hard(tmp_path / "missing.csv") is None
+    assert exports.read_easy_hard(tmp_path / "missing.csv") is None
     path = tmp_path / "reclor_easy_hard.csv"
     pd.DataFrame({"id_string": ["train_1", "train_17", "train_35", "train_48", "val_3"],
                   "split": ["train"] * 4 + ["val"], "subset": ["HARD", "EASY", "HARD", "EASY", "EASY"]}).to_csv(path)
-    labels = ex.load_easy_hard(path)
+    labels = exports.read_easy_hard(path)
     assert labels["train_1"] == "HARD" and len(labels) == 5
     # a system right on every HARD question's subquestions and wrong on the EASY ones
     truth = {s.id: (s.label if labels.get(s.meta["main_id"]) == "HARD" else (s.label + 1) % 4) for s in data.subs}
@@ -229,7 +231,7 @@ def test_easy_hard(data, tmp_path):
     assert row["SubQ: HARD − EASY"].estimate == 100
     pd.DataFrame({"id": ["train_1"], "label": ["HARD"]}).to_csv(path)
     with pytest.raises(ValueError, match="id_string"):
-        ex.load_easy_hard(path)
+        exports.read_easy_hard(path)
 
 
 def test_tables(data, prompts):
@@ -277,7 +279,7 @@ def test_main_rationales(data):
 
 def test_rationale_prompts(data, prompts, isolated_cache):
     item = data.main("train_35")
-    text = ex.prompt_text(prompts, ex.PromptSetting(0), 0, item, ("Because A.", "Because B."))
+    text = rp.prompt(prompts, ex.PromptSetting(0), 0, item, ("Because A.", "Because B."))
     assert text.endswith(f"Option3: {item.options[3]} \n Rationale: Because A. \n Rationale: Because B. \n Answer:")
     assert text.startswith(prompts.instruction + "Context: ")
     runs = ex.rationale_systems(fake_lazy(RationaleCountingLM()), prompts, ex.PromptSetting(0), data)
@@ -302,7 +304,7 @@ def test_context_ablated_prompting_still_leaves_out_exemplars(data, prompts, iso
     bare = ex.prompting_system(fake_lazy(fake), prompts.without_context(), ex.PromptSetting(5, "vanilla"),
                                data.without_context())
     assert bare.info["excluded mains"] == 1 + 1 + 2 + 2 + 2  # as with the context
-    zero = ex.prompt_text(prompts, ex.PromptSetting(0), 0, data.without_context().main("train_1"))
+    zero = rp.prompt(prompts, ex.PromptSetting(0), 0, data.without_context().main("train_1"))
     assert "Context:" not in zero and zero.startswith(prompts.instruction + "Question: ")
 
 
@@ -371,3 +373,41 @@ def test_by_type(data):
     assert ex.type_independence(system, types, min_subquestions=7)[1] == 2
     all_right = ex.System("s", "x", [ex.Evaluation(None, {}, {s.id: s.label for s in data.subs})], data)
     assert np.isnan(ex.type_independence(all_right, types)[0])
+
+
+def test_config_sections_build_the_engines():
+    cfg = ex.Config.load("smoke")
+    mc = cfg.encoder.mc_config(3)
+    assert (mc.model, mc.fields, mc.lr, mc.batch_size, mc.max_length, mc.epochs, mc.seed) == (
+        "tiny-bert", "CQA", 0.001, 4, 128, 1, 3)
+    s2s = cfg.seq2seq.seq2seq_config("tiny-bert", 1)
+    assert (s2s.max_src_len, s2s.max_tgt_len, s2s.optimizer, s2s.lr, s2s.batch_size, s2s.seed) == (
+        128, 128, "adafactor", 0.001, 4, 1)
+    name, setups = ex.trained_setups(cfg)
+    assert name == "tiny-bert, fine-tuned on ReClor" and list(setups) == [name, f"{name} (text to text)"]
+    assert all(s.train_questions is None and s.subsample_seed == cfg.sample_seed for v in setups.values() for s in v)
+    quick = ex.Config.load("quick")
+    assert quick == ex.Config() and quick.encoder.train_questions == 300 and quick.lm.sample_mains == 16
+    with pytest.raises(ValueError, match="shots:family:scoring"):
+        ex.Config.load("quick", {"lm.settings": ["0:vanilla"]})
+    with pytest.raises(ValueError, match="at least one seed"):
+        ex.Config.load("quick", {"seeds": []})
+
+
+def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
+    monkeypatch.setenv("RCSTUDY_DATA", str(GOOD.parent))
+    monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))
+    pd.DataFrame({"id_string": ["train_1", "train_17", "train_35", "train_48"],
+                  "subset": ["HARD", "EASY", "HARD", "EASY"]}).to_csv(tmp_path / exports.EASY_HARD, index=False)
+    res = ex.run(ex.Config.load("smoke"), runtime.setup(device="cpu", threads=1))
+    assert {"rule_counts", "rule_splits", "rule_table2_trained", "rule_table2_prompted", "rule_given_main_right",
+            "rule_positions", "rule_none", "rule_table3", "rule_alignment", "rule_table5", "rule_context_ablation",
+            "rule_by_type", "rule_by_count", "rule_easy_hard", "rule_table4"} <= set(res.tables)
+    assert res.facts["rule_n_main"] == 6 and res.facts["rule_n_sub"] == 14 and res.facts["rule_enc_model"] == "tiny-bert"
+    assert res.facts["rule_hard_text"].startswith("4 of the 6 RULE main questions have a label")
+    assert set(res.bars.columns) == {"Selective", "Eliminative"} and len(res.points) == len(res.systems_rows)
+    assert {group for group, _ in res.length_curves} == {"tiny-bert, fine-tuned on ReClor (mean over seeds)",
+                                                         ex.best_by_subq({n: r for n, r in res.systems_rows.items()
+                                                                          if n.startswith("tiny-llama")})}
+    assert [c.id for c in res.claims.claims] == [s.id for s in papers.claims("rule")]
+    assert res.claims.claims[2].holds is not None  # finetuned-subq-near-chance: both models trained

@@ -37,6 +37,11 @@ class Interval:
     def __str__(self) -> str:
         return f"{self.estimate:.1f} [{self.low:.1f}, {self.high:.1f}]"
 
+    @classmethod
+    def point(cls, value: float, level: float = 0.95) -> "Interval":
+        """A published point estimate as a zero-width interval, for rules that read an interval's bounds."""
+        return cls(value, value, value, level)
+
 
 def bootstrap_ci(values: Sequence[float], *, level: float = 0.95, n_boot: int = 2000, seed: int = 0,
                  scale: float = 1.0) -> Interval:
@@ -68,3 +73,16 @@ def paired_difference(x: Sequence[float], y: Sequence[float], *, seed: int = 0, 
 def direction(ci: Interval, null: float = 0.0) -> bool | None:
     """True if the interval lies above ``null``, False if below, None if it contains it (no decision)."""
     return True if ci.low > null else False if ci.high < null else None
+
+
+def difference_interval(a: Sequence[float], b: Sequence[float], *, n_boot: int = 2000, seed: int = 0,
+                        level: float = 0.95) -> Interval:
+    """Bootstrap interval of mean(a) − mean(b) for two *independent* groups (each resampled on its
+    own; for two systems on the same items use :func:`paired_difference`), in points (×100)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size == 0 or b.size == 0:
+        return Interval(float("nan"), float("nan"), float("nan"), level)
+    rng = np.random.default_rng(seed)
+    diffs = (a[rng.integers(0, a.size, (n_boot, a.size))].mean(1) - b[rng.integers(0, b.size, (n_boot, b.size))].mean(1))
+    lo, hi = np.quantile(diffs, [(1 - level) / 2, (1 + level) / 2])
+    return Interval(100 * float(a.mean() - b.mean()), 100 * float(lo), 100 * float(hi), level)

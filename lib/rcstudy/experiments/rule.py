@@ -4,41 +4,147 @@ rationale alignment, the "None" analysis and the EASY/HARD extension.
 Every system is evaluated into :class:`Evaluation` units (one per released split for prompted
 LMs, whose prompt batch changes with the split; one unit for everything else) holding the
 predicted option of each question. :func:`system_scores` turns units into the paper's metrics
-(:mod:`rcstudy.metrics.rule`), either averaged over splits (mean ± sd) or pooled.
+(:mod:`rcstudy.metrics.rule`), either averaged over splits (mean ± sd) or pooled. :func:`run`
+computes everything the page shows (tables, quoted facts, figure data, claim evidence) from a
+:class:`Config`.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property
-from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..cache import cached, fingerprint
+from .. import exports, papers, sampling
+from ..config import ChapterConfig, param, section
 from ..data.records import MCItem
-from ..data.rule import (
-    NONE_OPTION, RuleData, RulePrompts, exemplar_keys, question_block,
-)
+from ..data.rule import NONE_OPTION, RuleData, RulePrompts, exemplar_keys
+from ..errors import DataFileMissing, ModelUnavailable
 from ..metrics.rule import GIVEN_MAIN_RIGHT, METRICS, aggregate, chance_scores, none_scores, rule_scores
+from ..models.rule_lm import LazyLM, lm_predict
+from ..papers.rule import TYPE_MIN_SUBQUESTIONS
+from ..prompts import rule as prompt_formats
+from ..prompts.rule import ZERO_SHOT_COT
+from ..report import ChapterResults, ClaimLog, cell, paper_vs_ours
 from ..runtime import Runtime
 from ..settings import exports_dir
-from ..stats import Interval, MeanSD
+from ..stats import Interval, MeanSD, bootstrap_ci, difference_interval
 
 AGGREGATIONS = ("per_split_mean", "pooled")
 SCORINGS = ("letter", "option", "generate")
 SCORING_NAMES = {"letter": "letter prob.", "option": "option LL", "generate": "generated"}
-EASY_HARD_FILE = "reclor_easy_hard.csv"
-ANSWER_PREFIX = " The answer is Option"
-ZERO_SHOT_COT = "zero_shot_cot"
-COT_TRIGGER = " Let's think step by step."
-ALIGNMENT_QUESTION = ('{question} \n Answer option: {option} \n Which rationale explains why this answer '
-                      'option is correct or incorrect?')
 NEGATION = re.compile(r"\b(not|no|never|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration (defaults: the quick profile)
+
+
+def _check_settings(specs: Sequence[str], where: str) -> None:
+    for spec in specs:
+        try:
+            PromptSetting.parse(spec)
+        except ValueError as e:
+            raise ValueError(f"{where}: {spec!r} is not shots:family:scoring ({e})") from None
+
+
+@dataclass(frozen=True)
+class EncoderSection:
+    """The multiple-choice encoder fine-tuned on ReClor (the paper's DeBERTa-v3), every weight."""
+
+    model: str = param("minilm-l6", "multiple-choice encoder fine-tuned on ReClor (full: a Hub name)")
+    epochs: int = param(1, "training epochs")
+    lr: float = param(5e-5, "AdamW learning rate")
+    batch_size: int = param(8, "questions per step")
+    max_length: int = param(256, "tokens of context + question + option; the context is cut first")
+    train_questions: int | None = param(
+        300, "ReClor training questions drawn, RULE main questions then dropped; the text-to-text models too (None: all)")
+    sample_mains: int | None = param(
+        120, "main questions (with all their subquestions) every fine-tuned model is scored on (None: all)")
+
+    def mc_config(self, seed: int):
+        """The engine's configuration for one seed."""
+        from ..models.mc import MCConfig
+
+        return MCConfig(model=self.model, fields="CQA", max_length=self.max_length, epochs=self.epochs, lr=self.lr,
+                        batch_size=self.batch_size, seed=seed)
+
+
+@dataclass(frozen=True)
+class Seq2SeqSection:
+    """Text-to-text models fine-tuned on ReClor in UnifiedQA's format (the paper's UnifiedQA-v2)."""
+
+    models: tuple[str, ...] = param((), "text-to-text models fine-tuned on ReClor in UnifiedQA's format (full: UnifiedQA-v2)")
+    epochs: int = param(1, "training epochs")
+    lr: float = param(1e-4, "Adafactor learning rate (constant)")
+    batch_size: int = param(8, "questions per step")
+    max_length: int = param(512, "input tokens; the context is cut first")
+
+    def seq2seq_config(self, model: str, seed: int):
+        """The engine's configuration for one model and seed (targets: one option, 128 tokens at most)."""
+        from ..models.seq2seq import Seq2SeqConfig
+
+        return Seq2SeqConfig(model=model, max_src_len=self.max_length, max_tgt_len=128, epochs=self.epochs,
+                             lr=self.lr, optimizer="adafactor", batch_size=self.batch_size, seed=seed)
+
+
+@dataclass(frozen=True)
+class LMSection:
+    """Causal language models prompted with the released prompts."""
+
+    models: tuple[str, ...] = param(("smollm2-135m",), "causal LMs prompted with the released prompts")
+    settings: tuple[str, ...] = param(("0:vanilla:letter", "0:vanilla:option", "1:vanilla:letter", "1:subq:letter"),
+                                      "prompt settings, shots:family:scoring")
+    sample_mains: int | None = param(16, "main questions (with all their subquestions) the LMs answer (None: all)")
+    max_length: int = param(2048, "tokens; longer prompts are cut from the left")
+    cot_max_new_tokens: int = param(256, "generated tokens for chain-of-thought settings")
+    aggregation: Literal["per_split_mean", "pooled"] = param(
+        "per_split_mean", "LM scores: mean ± sd over the 5 splits, or pooled")
+    exclude_exemplar_items: bool = param(True, "leave out questions that are exemplars of their own prompt")
+
+    def __post_init__(self):
+        _check_settings(self.settings, "lm.settings")
+
+
+@dataclass(frozen=True)
+class AnalysesSection:
+    """The paper's follow-ups and our extensions: which run, and their settings."""
+
+    alignment: bool = param(True, "the rationale-alignment follow-up (§5)")
+    rationale_augmentation: bool = param(True, "Table 5: rationales appended to the main questions (LM sample)")
+    rationale_settings: tuple[str, ...] = param(("0:vanilla:letter",), "prompt settings for Table 5 (shots:family:scoring)")
+    context_ablation: bool = param(True, "Appendix M: the evaluations again without the context")
+    ablation_settings: tuple[str, ...] = param(("0:vanilla:letter",), "LM settings re-run without it")
+    length: bool = param(True, "Appendix I: accuracy against question and option length")
+    length_bins: int = param(4, "quantile bins per kind of question")
+    types: bool = param(True, "Appendix L: accuracy by ReClor question type (keyword rule)")
+
+    def __post_init__(self):
+        _check_settings(self.rationale_settings, "analyses.rationale_settings")
+        _check_settings(self.ablation_settings, "analyses.ablation_settings")
+
+
+@dataclass(frozen=True)
+class Config(ChapterConfig):
+    """The RULE chapter's parameters; the defaults are the quick profile (the book's default)."""
+
+    chapter = "rule"
+    datasets = ("rule", "reclor")  # ReClor train: the fine-tuned models' training set
+    encoder: EncoderSection = section(EncoderSection, "the multiple-choice encoder fine-tuned on ReClor")
+    seq2seq: Seq2SeqSection = section(Seq2SeqSection, "text-to-text models fine-tuned on ReClor")
+    lm: LMSection = section(LMSection, "the prompted language models")
+    analyses: AnalysesSection = section(AnalysesSection, "the follow-up analyses and their settings")
+    seeds: tuple[int, ...] = param((0, 1), "training seeds of every fine-tuned model")
+    sample_seed: int = param(0, "seed of every draw (training questions, main-question samples, bootstrap)")
+
+    def __post_init__(self):
+        if not self.seeds:
+            raise ValueError("seeds: at least one seed")
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,8 +326,7 @@ def sample_mains(data: RuleData, n: int | None, seed: int) -> RuleData:
     """
     if n is None or n >= len(data.mains):
         return data
-    order = np.random.default_rng(seed).permutation(len(data.mains))
-    return data.subset([data.mains[i].id for i in order[:n]])
+    return data.subset([data.mains[i].id for i in sampling.nested_positions(len(data.mains), n, seed)])
 
 
 # --------------------------------------------------------------------------------------------
@@ -253,7 +358,7 @@ def alignment_items(data: RuleData) -> list[MCItem]:
     """The rationale-alignment task (§5): given the context, the main question and one of its
     options, pick which of the four rationales is the one about that option."""
     return [MCItem(f"{s.id}/alignment", s.context,
-                   ALIGNMENT_QUESTION.format(question=s.meta["main_question"], option=s.meta["main_option_text"]),
+                   prompt_formats.alignment_question(s.meta["main_question"], s.meta["main_option_text"]),
                    s.options, s.label, s.meta) for s in data.subs]
 
 
@@ -268,8 +373,8 @@ class EncoderSetup:
     """A model fine-tuned on ReClor: a multiple-choice encoder (``MCConfig``, all weights, as the
     paper's DeBERTa-v3) or a text-to-text model (``Seq2SeqConfig``, UnifiedQA's format).
 
-    ``train_questions`` draws that many ReClor training questions with the ReClor chapter's
-    sampler (None: all), and the RULE main questions among them are then dropped.
+    ``train_questions`` draws that many ReClor training questions (:func:`rcstudy.sampling.draw`,
+    the ReClor chapter's draw; None: all), and the RULE main questions among them are then dropped.
     """
 
     cfg: object  # rcstudy.models.mc.MCConfig or rcstudy.models.seq2seq.Seq2SeqConfig
@@ -286,9 +391,8 @@ def encoder_logits(setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all
     """Option logits of the ReClor-trained model on each evaluation set (cached), its training
     losses and its training size."""
     from ..models import mc, seq2seq
-    from .reclor import subsample
 
-    pool = subsample(list(reclor_train), setup.train_questions, setup.subsample_seed)
+    pool = sampling.draw(list(reclor_train), setup.train_questions, setup.subsample_seed)
     train = reclor_training_items(pool, rule_all)
     if isinstance(setup.cfg, mc.MCConfig):
         out = mc.finetune_and_predict(setup.cfg, train, dict(eval_sets), rt)
@@ -365,74 +469,6 @@ class PromptSetting:
         return cls(int(shots), family, scoring)
 
 
-def prompt_text(prompts: RulePrompts, setting: PromptSetting, batch: int, item: MCItem,
-                rationales: Sequence[str] = ()) -> str:
-    """The full prompt for ``item``: the released exemplars (or instruction), then the question
-    (followed by one ``Rationale:`` line per rationale, the paper's Table 5 setting)."""
-    block = question_block(item.context, item.question, item.options, rationales)
-    if setting.family == ZERO_SHOT_COT:
-        return prompts.instruction + block + COT_TRIGGER
-    if setting.shots == 0:
-        return prompts.instruction + block
-    return prompts.get(setting.shots, setting.family, batch).text + " " + block
-
-
-def parse_answer(text: str) -> int:
-    """The option index a generated answer names (``answer is OptionK`` first), else -1."""
-    m = re.search(r"answer is\s*Option\s*([0-9])", text, re.IGNORECASE) or re.search(r"Option\s*([0-9])", text)
-    return int(m.group(1)) if m else -1
-
-
-class LazyLM:
-    """Loads the causal LM only when a prediction is not already cached."""
-
-    def __init__(self, name: str, rt: Runtime, max_length: int = 2048):
-        self.name, self.rt, self.max_length = name, rt, max_length
-
-    @cached_property
-    def lm(self):
-        from ..models.lm import load_lm
-
-        return load_lm(self.name, self.rt, max_length=self.max_length)
-
-
-def _score(lm, texts: Sequence[str], options: Sequence[Sequence[str]], scoring: str, max_new_tokens: int) -> list[int]:
-    if scoring == "generate":
-        out = lm.generate(list(texts), max_new_tokens, stop=["\n Context:", "Context:"])
-        return [parse_answer(t) if parse_answer(t) < len(o) else -1 for t, o in zip(out, options)]
-    if scoring == "letter":
-        n_opt = max(len(o) for o in options)
-        digits = [str(k) for k in range(n_opt)]
-        try:
-            logp = lm.next_token_logprobs([t + ANSWER_PREFIX for t in texts], digits)
-        except ValueError:  # a tokenizer whose digits share a first token: score whole continuations
-            ctx = [t for t in texts for _ in digits]
-            logp = lm.loglik(ctx, [ANSWER_PREFIX + d for _ in texts for d in digits]).reshape(len(texts), n_opt)
-        return [int(np.argmax(row[:len(o)])) for row, o in zip(logp, options)]
-    ctx = [t for t, o in zip(texts, options) for _ in o]
-    scores, counts = lm.loglik(ctx, [" " + opt for o in options for opt in o], return_counts=True)
-    per_token = scores / np.maximum(counts, 1)
-    out, k = [], 0
-    for o in options:
-        out.append(int(np.argmax(per_token[k:k + len(o)])))
-        k += len(o)
-    return out
-
-
-def lm_predict(lazy: LazyLM, texts: Sequence[str], options: Sequence[Sequence[str]], scoring: str,
-               max_new_tokens: int = 8) -> list[int]:
-    """Predicted option per prompt (cached per model, scoring and exact prompt texts; duplicates run once)."""
-    if not texts:
-        return []
-    unique = list(dict.fromkeys(zip(texts, map(tuple, options))))
-    params = {"model": lazy.name, "scoring": scoring, "max_new_tokens": max_new_tokens if scoring == "generate" else None,
-              "max_length": lazy.max_length, "prompts": fingerprint(unique), "n": len(unique)}
-    preds = cached("rule_lm_predictions", params,
-                   lambda: _score(lazy.lm, [t for t, _ in unique], [o for _, o in unique], scoring, max_new_tokens))
-    lookup = dict(zip(unique, preds))
-    return [lookup[(t, tuple(o))] for t, o in zip(texts, options)]
-
-
 def prompting_system(lazy: LazyLM, prompts: RulePrompts, setting: PromptSetting, sample: RuleData, *,
                      exclude_exemplar_items: bool = True, max_new_tokens: int = 8,
                      rationales: Mapping[str, Sequence[str]] | None = None) -> System:
@@ -459,7 +495,7 @@ def prompting_system(lazy: LazyLM, prompts: RulePrompts, setting: PromptSetting,
         if unit.mains:
             units.append((k, batch, unit))
     items = [(batch, it) for _, batch, unit in units for it in (*unit.mains, *unit.subs)]
-    texts = [prompt_text(prompts, setting, batch, it, rationales.get(it.id, ())) for batch, it in items]
+    texts = [prompt_formats.prompt(prompts, setting, batch, it, rationales.get(it.id, ())) for batch, it in items]
     preds = lm_predict(lazy, texts, [it.options for _, it in items], setting.scoring, max_new_tokens)
     evals, start = [], 0
     for k, _, unit in units:
@@ -479,8 +515,8 @@ def prompting_system(lazy: LazyLM, prompts: RulePrompts, setting: PromptSetting,
 def lm_alignment(lazy: LazyLM, prompts: RulePrompts, sample: RuleData) -> pd.DataFrame:
     """Zero-shot rationale alignment with the LM (answer-letter probability)."""
     items = alignment_items(sample)
-    pred = lm_predict(lazy, [prompts.instruction + question_block(it.context, it.question, it.options)
-                             for it in items], [it.options for it in items], "letter")
+    pred = lm_predict(lazy, [prompt_formats.alignment_prompt(prompts, it) for it in items],
+                      [it.options for it in items], "letter")
     return alignment_frame(items, pred)
 
 
@@ -634,8 +670,6 @@ TYPE_RULES = (
     ("Most Strongly Supported", r"\bmost strongly support|\bbest supported\b"),
     ("Implication", r"\bmust (also )?be true\b|\blogically follows\b|\bproperly inferred\b|\bcan be inferred\b"),
 )
-#: Question types with fewer subquestions are pooled in :func:`type_independence`'s test.
-TYPE_MIN_SUBQUESTIONS = 30
 _TYPE_PATTERNS = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in TYPE_RULES)
 
 
@@ -726,30 +760,6 @@ def type_independence(system: System, types: Mapping[str, str],
 # Extension: ReClor's EASY/HARD split on the RULE main questions
 
 
-def load_easy_hard(path: Path | None = None) -> pd.Series | None:
-    """``id_string → "EASY"/"HARD"`` from the ReClor chapter's export, or ``None`` if it is absent."""
-    path = Path(path) if path is not None else exports_dir() / EASY_HARD_FILE
-    if not path.is_file():
-        return None
-    frame = pd.read_csv(path)
-    column = next((c for c in ("subset", "split") if c in frame and frame[c].isin(["EASY", "HARD"]).all()), None)
-    if "id_string" not in frame or column is None:
-        raise ValueError(f"{path}: expected columns id_string and subset (EASY/HARD); found {list(frame.columns)}")
-    return frame.drop_duplicates("id_string", keep="last").set_index("id_string")[column]
-
-
-def difference_interval(a: Sequence[float], b: Sequence[float], *, n_boot: int = 2000, seed: int = 0,
-                        level: float = 0.95) -> Interval:
-    """Percentile bootstrap interval of mean(a) − mean(b), resampling each group separately (×100)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size == 0 or b.size == 0:
-        return Interval(float("nan"), float("nan"), float("nan"), level)
-    rng = np.random.default_rng(seed)
-    diffs = (a[rng.integers(0, a.size, (n_boot, a.size))].mean(1) - b[rng.integers(0, b.size, (n_boot, b.size))].mean(1))
-    lo, hi = np.quantile(diffs, [(1 - level) / 2, (1 + level) / 2])
-    return Interval(100 * float(a.mean() - b.mean()), 100 * float(lo), 100 * float(hi), level)
-
-
 def easy_hard_table(systems: Mapping[str, System], labels: pd.Series) -> pd.DataFrame:
     """Per system and ReClor subset of the main question: MainQ, MainQ-wise SubQ and Consistency,
     with the HARD − EASY difference of MainQ-wise SubQ and its bootstrap interval."""
@@ -766,3 +776,683 @@ def easy_hard_table(systems: Mapping[str, System], labels: pd.Series) -> pd.Data
         row["SubQ: HARD − EASY"] = difference_interval(hard["sub_acc"], easy["sub_acc"])
         rows.append(row)
     return pd.DataFrame(rows).set_index("system")
+
+
+# --------------------------------------------------------------------------------------------
+# The chapter: run(cfg, rt) computes every table, fact, figure's data and claim's evidence
+
+#: Table 2's rows of the fine-tuned part and of the prompted part (paper's rows, then ours).
+PAPER_TRAINED_ROWS = ("Chance", "DeBERTa-v3 large, fine-tuned", "UnifiedQA-v2 base, fine-tuned",
+                      "UnifiedQA-v2 large, fine-tuned", "UnifiedQA-v2 3B, fine-tuned", "Human")
+PAPER_PROMPTED_ROWS = ("LLaMA 2 70B, five-shot ReClor exemplars", "Flan-UL2 20B, zero-shot",
+                       "InstructGPT, five-shot RULE exemplars", "InstructGPT (setting not stated)",
+                       "best model (not named)", "Human")
+NONE_COLUMNS = ("None offered", "None is the answer", "with a None-answer exemplar", "without", "n offered", "n answer")
+UNIFORM_LOSS = float(np.log(4))  # cross-entropy of a uniform guess over four options
+
+
+@dataclass
+class Trained:
+    """The models fine-tuned on ReClor: one system per seed, by model name."""
+
+    encoder_name: str
+    setups: dict[str, list[EncoderSetup]]  # every configured model, run or not
+    runs: dict[str, list[System]]  # the models that ran (the encoder first)
+    unavailable: list[str]
+
+    @property
+    def encoder_runs(self) -> list[System]:
+        return self.runs.get(self.encoder_name, [])
+
+    @property
+    def seq2seq_runs(self) -> dict[str, list[System]]:
+        return {n: r for n, r in self.runs.items() if n != self.encoder_name}
+
+
+@dataclass
+class Prompted:
+    """The prompted LMs: one system per setting, the alignment answers per model."""
+
+    systems: dict[str, System]
+    alignments: dict[str, pd.DataFrame]
+    unavailable: list[str]
+    lms: dict[str, LazyLM]
+
+
+@dataclass
+class Results(ChapterResults):
+    """What the RULE page shows: tables and facts, and the data behind its figures."""
+
+    data: RuleData = None
+    captions: dict[str, str] = field(default_factory=dict)  # captions that name a system
+    lm_unavailable: list[str] = field(default_factory=list)
+    systems_rows: dict[str, dict] = field(default_factory=dict)  # every system we ran: its metrics
+    by_split: pd.DataFrame | None = None  # subquestions per split and type
+    per_main_counts: pd.Series | None = None  # main questions by number of subquestions
+    bars: pd.DataFrame | None = None  # Selective and Eliminative accuracy per system
+    points: pd.DataFrame | None = None  # MainQ, SubQ and Consistency per system
+    human: dict[str, float] = field(default_factory=dict)  # the paper's human scores (Table 2)
+    length_curves: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict)
+    hard_table: pd.DataFrame | None = None
+    chance_sub: float = 25.0
+    length_bins: int = 4
+
+
+def run(cfg: Config, rt: Runtime) -> Results:
+    """The whole chapter, in the page's order."""
+    res = Results({}, {}, ClaimLog("rule"), length_bins=cfg.analyses.length_bins)
+    res.chance_sub = chance_sub = papers.value("rule", "Table 2", "Chance", "SubQ")
+    data, prompts = release_section(res)
+    reclor_train = reclor_join_section(res, data)
+    lengths_section(res, data)
+    res.tables["rule_prompts"] = prompt_table(prompts, data)
+
+    enc_sample = sample_mains(data, cfg.encoder.sample_mains, cfg.sample_seed)
+    lm_sample = sample_mains(data, cfg.lm.sample_mains, cfg.sample_seed)
+    baselines = [position_baseline(data, k) for k in range(4)] + [length_baseline(data, True),
+                                                                  length_baseline(data, False)]
+    rows = {"Chance": chance_row(data), **{b.name: system_scores(b) for b in baselines}}
+    trained = train_models(cfg, reclor_train, data, enc_sample, lm_sample if cfg.analyses.alignment else None, rt)
+    rows.update({name: seed_average(runs) for name, runs in trained.runs.items()})
+    paper_t2 = papers.table("rule", "Table 2")[list(METRICS)]
+    res.tables["rule_table2_trained"] = paper_vs_ours(paper_t2.loc[list(PAPER_TRAINED_ROWS)], results_table(rows))
+    res.facts.update(training_facts(cfg, trained, enc_sample))
+    subq_cis = subq_intervals(trained, cfg.sample_seed)
+    res.facts.update(baseline_facts(rows, trained, subq_cis, baselines, chance_sub))
+
+    prompted = prompt_models(cfg, prompts, lm_sample, rt)
+    res.lm_unavailable = prompted.unavailable
+    lm_rows = {n: system_scores(s, cfg.lm.aggregation) for n, s in prompted.systems.items()}
+    res.tables["rule_table2_prompted"] = paper_vs_ours(paper_t2.loc[list(PAPER_PROMPTED_ROWS)],
+                                                       results_table(lm_rows))
+    if prompted.systems:
+        res.tables["rule_prompting_info"] = prompting_info_table(prompted.systems)
+    res.facts.update(prompting_facts(cfg, prompted, lm_rows, lm_sample))
+
+    res.systems_rows = all_rows = {**{k: v for k, v in rows.items() if k != "Chance"}, **lm_rows}
+    res.bars, res.points = figure_points(all_rows)
+    res.human = {c: papers.value("rule", "Table 2", "Human", c) for c in ("MainQ", "SubQ", "Eliminative", "Consistency")}
+    given = results_table(all_rows, ["SubQ", "SubQ | main right", "MainQ-wise SubQ | main right"])
+    res.tables["rule_given_main_right"] = given.map(cell)
+    positions_section(res, trained, prompted, data)
+    none_section(res, baselines, trained, prompted)
+    alignment_section(res, trained, prompted)
+    t5_asked = rationale_section(res, cfg, prompts, lm_sample, prompted)
+    ablation_rows, ablation_pairs = ablation_section(res, cfg, prompts, data, enc_sample, lm_sample, reclor_train,
+                                                     trained, rows, prompted, rt)
+    length_section(res, cfg, trained, prompted, lm_rows)
+    type_test = type_section(res, cfg, data, trained)
+    count_system = trained.encoder_runs[0] if trained.encoder_runs else next(iter(prompted.systems.values()), None)
+    if count_system is not None:
+        res.tables["rule_by_count"] = by_subquestion_count(count_system).round(1)
+        res.captions["rule_by_count"] = f"By number of subquestions: {count_system.name}"
+    easy_hard_section(res, data, trained, prompted)
+    res.tables["rule_table4"] = papers.table("rule", "Table 4").astype("Int64")  # reprinted, not re-run
+    judge_claims(res.claims, baselines=baselines, trained=trained, prompted=prompted, lm_rows=lm_rows,
+                 all_rows=all_rows, subq_cis=subq_cis, t5_asked=t5_asked, ablation_rows=ablation_rows,
+                 ablation_pairs=ablation_pairs, type_test=type_test)
+    return res
+
+
+def counts_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Counts shown as whole numbers, percentages with one decimal."""
+    return frame.map(lambda v: v if pd.isna(v) else f"{v:,.0f}" if float(v).is_integer() else f"{v:.1f}")
+
+
+def release_section(res: Results) -> tuple[RuleData, RulePrompts]:
+    """The release, checked and counted (§3), its splits, and the facts the data section quotes."""
+    from ..data import rule as rule_data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a subsampled copy (the tests' fixtures) differs from the release
+        data = rule_data.load_rule()
+        release = rule_data.check_release(data)
+    prompts = rule_data.load_prompts()
+    counts = rule_data.release_counts(data)
+    ours = pd.DataFrame({"count": {**{k: float(v) for k, v in counts.items()},
+                                   "subquestions whose answer is None (%)":
+                                       100 * counts["subquestions whose answer is None"] / counts["subquestions"]}})
+    res.tables["rule_counts"] = paper_vs_ours(counts_frame(papers.table("rule", "§3")), counts_frame(ours))
+    res.tables["rule_splits"] = split_table(data)
+    f = data.frame()
+    res.by_split = (f.groupby(["split", "selective"]).size().unstack(fill_value=0)
+                    .rename(columns={True: "selective", False: "eliminative"}))
+    res.per_main_counts = f.groupby("main_id").size().value_counts().sort_index()
+    res.data = data
+    none_positions = sorted({s.meta["none_position"] for s in data.subs if s.meta["has_none"]})
+    res.facts.update({
+        "rule_paper_main": f'{papers.value("rule", "§3", "main questions", "count"):,.0f}',
+        "rule_paper_sub": f'{papers.value("rule", "§3", "subquestions", "count"):,.0f}',
+        "rule_chance_sub": res.chance_sub,
+        "rule_n_main": counts["main questions"],
+        "rule_n_sub": counts["subquestions"],
+        "rule_n_sel": counts["selective subquestions"],
+        "rule_n_elim": counts["eliminative subquestions"],
+        "rule_n_none_offered": counts["subquestions with a None option"],
+        "rule_n_none_answer": counts["subquestions whose answer is None"],
+        "rule_n_straddle": counts["main questions with subquestions in more than one split"],
+        "rule_release_matches": "matches" if release["matches"].all() else "does not match",
+        "rule_none_positions": ", ".join(f"Option{p}" for p in none_positions) or "nowhere",
+    })
+    return data, prompts
+
+
+def reclor_join_section(res: Results, data: RuleData) -> list[MCItem] | None:
+    """ReClor train, joined to the main questions; None when it is not available here."""
+    from ..data import reclor, rule as rule_data
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a subsampled ReClor copy warns about its size
+            reclor_train = reclor.load_split("train")
+    except DataFileMissing as e:
+        res.facts["rule_join_text"] = (f"ReClor train is not available here ({e.path}), so the encoder rows below "
+                                       "are skipped.")
+        return None
+    join = rule_data.compare_with_reclor(data, reclor_train)
+    found, identical = int(join["found"].sum()), int(join.all(axis=1).sum())
+    res.facts.update({"rule_join_found": found, "rule_join_identical": identical,
+                      "rule_join_text": f"{found} of the {len(join)} main questions are in ReClor train, and "
+                                        f"{identical} of them agree in context, question, options and label."})
+    return reclor_train
+
+
+def lengths_section(res: Results, data: RuleData) -> None:
+    """Table 1's analog (words and WordPiece tokens), subquestion stems and negations."""
+    from ..models.loading import load_tokenizer
+
+    lengths = length_table(data, {"words": whitespace_tokens, "WordPiece tokens": load_tokenizer("minilm-l6").tokenize})
+    res.tables["rule_lengths"] = lengths.round(1)
+    words = lengths["words"]
+    res.facts["rule_len_q"] = (f"{words[('subquestion', 'question')]:.1f} words against "
+                               f"{words[('main question', 'question')]:.1f}")
+    res.facts["rule_len_o"] = f"{words[('subquestion', 'option (rationale)')]:.1f} against {words[('main question', 'option')]:.1f}"
+    res.tables["rule_stems"] = stem_table(data)
+    negation = negation_table(data)
+    res.tables["rule_negation"] = negation.round(1)
+    res.facts["rule_neg_elim"] = negation.loc["eliminative", "share (%)"]
+    res.facts["rule_neg_sel"] = negation.loc["selective", "share (%)"]
+
+
+def trained_setups(cfg: Config) -> tuple[str, dict[str, list[EncoderSetup]]]:
+    """Every model to fine-tune on ReClor, one setup per seed: the encoder's name and all setups."""
+    draw = {"train_questions": cfg.encoder.train_questions, "subsample_seed": cfg.sample_seed}
+    encoder_name = f"{cfg.encoder.model}, fine-tuned on ReClor"
+    setups = {encoder_name: [EncoderSetup(cfg.encoder.mc_config(seed), **draw) for seed in cfg.seeds]}
+    for m in cfg.seq2seq.models:
+        setups[f"{m}, fine-tuned on ReClor (text to text)"] = [
+            EncoderSetup(cfg.seq2seq.seq2seq_config(m, seed), **draw) for seed in cfg.seeds]
+    return encoder_name, setups
+
+
+def train_models(cfg: Config, reclor_train: Sequence[MCItem] | None, data: RuleData, sample: RuleData,
+                 alignment: RuleData | None, rt: Runtime) -> Trained:
+    """Fine-tune every configured model on ReClor (per seed) and score it on ``sample``; the
+    encoder also answers the alignment items of ``alignment``. Nothing runs without ReClor train."""
+    encoder_name, setups = trained_setups(cfg)
+    trained = Trained(encoder_name, setups, {}, [])
+    if reclor_train is None:
+        return trained
+    trained.runs[encoder_name] = [encoder_system(encoder_name, s, reclor_train, data, sample, rt, alignment=alignment)
+                                  for s in setups[encoder_name]]
+    for name, model_setups in setups.items():
+        if name == encoder_name:
+            continue
+        try:
+            trained.runs[name] = [encoder_system(name, s, reclor_train, data, sample, rt) for s in model_setups]
+        except ModelUnavailable as e:
+            trained.unavailable.append(str(e))
+    return trained
+
+
+def loss_ends(runs: Sequence[System]) -> tuple[float, float]:
+    """Training loss over the first and the last tenth of the steps, each the mean over seeds."""
+    tenth = max(1, len(runs[0].info["losses"]) // 10)
+    return (float(np.mean([np.mean(r.info["losses"][:tenth]) for r in runs])),
+            float(np.mean([np.mean(r.info["losses"][-tenth:]) for r in runs])))
+
+
+def loss_text(runs: Sequence[System]) -> str:
+    first, last = loss_ends(runs)
+    return f"{first:.3f} → {last:.3f} over {len(runs[0].info['losses'])} steps"
+
+
+def training_facts(cfg: Config, trained: Trained, sample: RuleData) -> dict:
+    """What the note on the fine-tuned models says about their training."""
+    enc, s2s, runs = cfg.encoder, cfg.seq2seq, trained.encoder_runs
+    facts = {
+        "rule_enc_model": enc.model,
+        "rule_enc_train_n": runs[0].info["train questions"] if runs else 0,
+        "rule_enc_schedule": f"{enc.epochs} epoch(s), AdamW, lr {enc.lr}, {enc.batch_size} questions per step",
+        "rule_enc_seeds": (f"the mean ± sd over {len(cfg.seeds)} seeds" if len(cfg.seeds) > 1
+                           else f"from one seed ({cfg.seeds[0]})"),
+        "rule_enc_pool": ("all of ReClor train" if enc.train_questions is None
+                          else f"{enc.train_questions} ReClor training questions"),
+        "rule_enc_maxlen": enc.max_length,
+        "rule_enc_mains": len(sample.mains),
+        "rule_enc_subs": len(sample.subs),
+    }
+    if runs:
+        facts["rule_enc_loss"] = f"its training loss went {loss_text(runs)}" + (
+            f", still about ln 4 = {UNIFORM_LOSS:.3f}, the loss of a uniform guess: with this little training the "
+            "encoder has barely left its random start, so its rows show the pipeline and the chance level of an "
+            "untrained model, not what fine-tuning on all of ReClor teaches (the full profile does that)"
+            if loss_ends(runs)[1] > UNIFORM_LOSS - 0.02 else "")
+    else:
+        facts["rule_enc_loss"] = "it was not trained"
+    if s2s.models:
+        done = "; ".join(f"{name.split(',')[0]}: loss {loss_text(r)}" for name, r in trained.seq2seq_runs.items())
+        facts["rule_s2s_text"] = (
+            f"The text-to-text models {', '.join(s2s.models)} are fine-tuned in UnifiedQA's input format (question, "
+            f"lettered options, context; lower-cased; at most {s2s.max_length} tokens) to write the gold option, on "
+            f"the same questions ({s2s.epochs} epoch(s), Adafactor, lr {s2s.lr}, batch {s2s.batch_size}); each option "
+            f"is then scored by its log-likelihood and the likeliest one is the answer, so no answer is left "
+            f"unparsed. " + (done + ". " if done else "")
+            + (f"Not run: {'; '.join(trained.unavailable)}." if trained.unavailable else ""))
+    else:
+        facts["rule_s2s_text"] = ("No text-to-text model (UnifiedQA-v2 in the paper) is fine-tuned in this profile; "
+                                  "the full profile fine-tunes UnifiedQA-v2 in its own input format.")
+    return facts
+
+
+def subq_intervals(trained: Trained, seed: int) -> dict[str, Interval]:
+    """Per fine-tuned model: bootstrap interval of SubQ accuracy (per-item mean over seeds)."""
+    out = {}
+    for name, runs in trained.runs.items():
+        per_item = np.mean([sub_correct(r.data, r.evals[0]).sort_values("id")["right"].to_numpy(float)
+                            for r in runs], axis=0)
+        out[name] = bootstrap_ci(per_item, scale=100, seed=seed)
+    return out
+
+
+def baseline_facts(rows: Mapping[str, Mapping], trained: Trained, subq_cis: Mapping[str, Interval],
+                   baselines: Sequence[System], chance_sub: float) -> dict:
+    """The paragraph after the fine-tuned models' note: the encoder, the last and longest options."""
+    facts = {}
+    if trained.encoder_runs:
+        enc = rows[trained.encoder_name]
+        facts["rule_enc_text"] = (
+            f"The encoder answers {cell(enc['MainQ'])} % of the main questions but {cell(enc['SubQ'])} % of the "
+            f"subquestions (95% bootstrap interval over subquestions {subq_cis[trained.encoder_name]}; chance "
+            f"{chance_sub:.1f} %)." + "".join(f" {name.split(',')[0]}: MainQ {cell(rows[name]['MainQ'])} %, SubQ "
+                                              f"{cell(rows[name]['SubQ'])} % (interval {subq_cis[name]})."
+                                              for name in trained.seq2seq_runs))
+    else:
+        facts["rule_enc_text"] = "No encoder was trained: the ReClor training data is missing."
+    facts["rule_last_none"] = none_table(baselines[3]).loc["all", "None is the answer"]
+    facts["rule_last_subq"] = rows["always Option3"]["SubQ"]
+    longest = rows["longest option"]
+    facts["rule_longest_text"] = (
+        f"The longest-option baseline answers {longest['Selective']:.1f} % of the selective subquestions and "
+        f"{longest['Eliminative']:.1f} % of the eliminative ones."
+        + (" The rationale written for the right option is often the longest of the four, so a gap between "
+           "selective and eliminative accuracy can come from length alone, without any understanding. Keep this "
+           "baseline in mind when reading the gaps below." if longest["Selective"] > longest["Eliminative"] + 10 else ""))
+    return facts
+
+
+def prompt_models(cfg: Config, prompts: RulePrompts, sample: RuleData, rt: Runtime) -> Prompted:
+    """Every LM in every prompt setting on ``sample`` (and the alignment task); a model that cannot
+    be loaded is listed, not run."""
+    out = Prompted({}, {}, [], {})
+    for name in cfg.lm.models:
+        lazy = LazyLM(name, rt, max_length=cfg.lm.max_length)
+        try:
+            for spec in cfg.lm.settings:
+                system = prompting_system(lazy, prompts, PromptSetting.parse(spec), sample,
+                                          exclude_exemplar_items=cfg.lm.exclude_exemplar_items,
+                                          max_new_tokens=cfg.lm.cot_max_new_tokens)
+                out.systems[system.name] = system
+            if cfg.analyses.alignment:
+                out.alignments[name] = lm_alignment(lazy, prompts, sample)
+            out.lms[name] = lazy
+        except ModelUnavailable as e:
+            out.unavailable.append(f"{name}: {e}")
+    return out
+
+
+def prompting_info_table(systems: Mapping[str, System]) -> pd.DataFrame:
+    return pd.DataFrame({n: {"main questions left out (exemplars)": s.info["excluded mains"],
+                             "unparsed answers": f"{s.info['unparsed answers']} of {s.info['answers']}"}
+                         for n, s in systems.items()}).T
+
+
+def settings_labels(specs: Sequence[str]) -> str:
+    return "; ".join(PromptSetting.parse(s).label for s in specs)
+
+
+def best_by_subq(rows: Mapping[str, Mapping]) -> str:
+    return max(rows, key=lambda n: numeric(rows[n]["SubQ"]))
+
+
+def prompting_facts(cfg: Config, prompted: Prompted, lm_rows: Mapping[str, Mapping], sample: RuleData) -> dict:
+    facts = {
+        "rule_lm_models": ", ".join(f"`{m}`" for m in cfg.lm.models),
+        "rule_lm_mains": len(sample.mains),
+        "rule_lm_subs": len(sample.subs),
+        "rule_lm_aggregation": ("mean ± sd over the five splits" if cfg.lm.aggregation == "per_split_mean"
+                                else "pooled over the splits"),
+        "rule_lm_settings": settings_labels(cfg.lm.settings),
+    }
+    if lm_rows:
+        best = best_by_subq(lm_rows)
+        r = lm_rows[best]
+        facts["rule_lm_text"] = (f"The best prompted setting on subquestions is {best}: MainQ {cell(r['MainQ'])}, "
+                                 f"SubQ {cell(r['SubQ'])} (selective {cell(r['Selective'])}, eliminative "
+                                 f"{cell(r['Eliminative'])}), consistency {cell(r['Consistency'])}.")
+    else:
+        facts["rule_lm_text"] = "No language model could be run here: " + "; ".join(prompted.unavailable)
+    return facts
+
+
+def figure_points(rows: Mapping[str, Mapping]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per system: Selective and Eliminative accuracy (the bar chart), and MainQ, SubQ and
+    Consistency (the scatter plot), as numbers (the mean of a mean ± sd)."""
+    def pick(columns):
+        return pd.DataFrame({n: {c: numeric(r[c]) for c in columns} for n, r in rows.items()}).T
+
+    return pick(("Selective", "Eliminative")), pick(("MainQ", "SubQ", "Consistency"))
+
+
+def seed_label(name: str, system: System) -> str:
+    return f"{name} (seed {system.info['seed']})"
+
+
+def positions_section(res: Results, trained: Trained, prompted: Prompted, data: RuleData) -> None:
+    """Which option positions the encoder (first seed) and each prompted setting favour."""
+    systems = {**({seed_label(trained.encoder_name, trained.encoder_runs[0]): trained.encoder_runs[0]}
+                  if trained.encoder_runs else {}), **prompted.systems}
+    if not systems:
+        res.facts["rule_position_text"] = "No trained or prompted system was run."
+        return
+    positions = position_table(systems, data)
+    res.tables["rule_positions"] = positions.round(1)
+    favourite = positions.drop(index="gold answers").idxmax(axis=1)
+    gold = positions.loc["gold answers"]
+    res.facts["rule_position_text"] = (
+        "; ".join(f"{n} picks {favourite[n]} for {positions.loc[n, favourite[n]]:.1f} % of its answers"
+                  for n in favourite.index)
+        + f" (the gold answer is at each position {gold.min():.1f}–{gold.max():.1f} % of the time).")
+
+
+def with_none_exemplar(prompted: Prompted) -> list[System]:
+    """The prompted settings whose prompt batches include a None-answer exemplar somewhere."""
+    return [s for s in prompted.systems.values() if any(s.info.get("none exemplar by split", {}).values())]
+
+
+def none_section(res: Results, baselines: Sequence[System], trained: Trained, prompted: Prompted) -> None:
+    """§4.2's None analysis for every baseline, the encoder (first seed) and every prompted setting."""
+    rows = {}
+    for s in [*baselines, *trained.encoder_runs[:1], *prompted.systems.values()]:
+        f_all = pd.concat([sub_correct(s.data, e) for e in s.evals])
+        r = none_scores(f_all["has_none"], f_all["none_correct"], f_all["right"])
+        r.update(none_by_exemplar(s) if s.info.get("none exemplar by split") else {})
+        rows[s.name + (f" (seed {s.info['seed']})" if s.setting == "ReClor-trained" else "")] = r
+    ours = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=list(NONE_COLUMNS))
+    res.tables["rule_none"] = paper_vs_ours(papers.table("rule", "§4.2"), ours)
+    res.facts["rule_none_text"] = ("; ".join(f"{n}: {r['None offered']:.1f} % where None is offered, "
+                                             f"{r['None is the answer']:.1f} % where it is the answer"
+                                             for n, r in ours.iterrows() if n in prompted.systems) + "."
+                                   if prompted.systems else "")
+    with_none = with_none_exemplar(prompted)
+    if with_none:
+        res.tables["rule_table3"] = none_table(with_none[0]).round(1)
+        res.captions["rule_table3"] = f"Table 3's analog, per prompt batch: {with_none[0].name}"
+
+
+def alignment_rates(frame: pd.DataFrame) -> tuple[float, float]:
+    """Alignment accuracy (fractions) when the given option is correct, and when it is incorrect."""
+    return frame.loc[frame["selective"], "right"].mean(), frame.loc[~frame["selective"], "right"].mean()
+
+
+def alignment_section(res: Results, trained: Trained, prompted: Prompted) -> None:
+    """§5's rationale alignment: the LMs zero-shot, the encoder (first seed) as multiple choice."""
+    frames = {f"{name}, zero-shot (letter prob.)": f for name, f in prompted.alignments.items()}
+    frames.update({seed_label(trained.encoder_name, r): r.info["alignment"] for r in trained.encoder_runs[:1]
+                   if "alignment" in r.info})
+    ours = pd.DataFrame({n: dict(zip(("correct options", "incorrect options"), 100 * np.array(alignment_rates(f))))
+                         for n, f in frames.items()}).T
+    paper = papers.table("rule", "§5")
+    res.tables["rule_alignment"] = paper_vs_ours(paper, ours)
+    p = paper.iloc[0]
+    res.facts["rule_align_text"] = (
+        "; ".join(f"{n}: {r['correct options']:.1f} % for correct options and {r['incorrect options']:.1f} % for "
+                  "incorrect ones" for n, r in ours.iterrows())
+        + f" (paper, five-shot InstructGPT: {p['correct options']:.1f} % and {p['incorrect options']:.1f} %)."
+        if len(ours) else "Not run in this profile.")
+
+
+def rationale_section(res: Results, cfg: Config, prompts: RulePrompts, sample: RuleData,
+                      prompted: Prompted) -> pd.DataFrame:
+    """Table 5's analog (with and, under the context ablation, without the context); returns the
+    rows of the settings that asked any main question."""
+    runs = {}
+    if cfg.analyses.rationale_augmentation:
+        variants = {"": (prompts, sample)}
+        if cfg.analyses.context_ablation:
+            variants[", no context"] = (prompts.without_context(), sample.without_context())
+        for name, lazy in prompted.lms.items():
+            for spec in cfg.analyses.rationale_settings:
+                s = PromptSetting.parse(spec)
+                for suffix, (p, variant_sample) in variants.items():
+                    runs[f"{name}, {s.label}{suffix}"] = rationale_systems(
+                        lazy, p, s, variant_sample, exclude_exemplar_items=cfg.lm.exclude_exemplar_items)
+    ours = rationale_table(runs)
+    asked = ours[ours["main questions"] > 0] if len(ours) else ours
+    if len(ours):
+        res.tables["rule_table5"] = paper_vs_ours(papers.table("rule", "Table 5"), ours)
+        res.facts["rule_t5_text"] = "; ".join(
+            f"{n}: {r['no rationale']:.1f} % with no rationale, {r['+ selective']:.1f} % with the selective one, "
+            f"{r['+ eliminative']:.1f} % with the eliminative ones and {r['+ selective and eliminative']:.1f} % "
+            f"with all ({r['main questions']:.0f} main questions)" for n, r in asked.iterrows()) + "."
+    else:
+        res.facts["rule_t5_text"] = ("Not run in this profile." if not cfg.analyses.rationale_augmentation
+                                     else "No language model could be run here.")
+    n_mains = len(rationale_mains(sample).mains)
+    res.facts["rule_t5_mains"] = n_mains
+    res.facts["rule_t5_step"] = f"{100 / max(n_mains, 1):.1f}"
+    res.facts["rule_t5_settings"] = settings_labels(cfg.analyses.rationale_settings)
+    return asked
+
+
+def ablation_section(res: Results, cfg: Config, prompts: RulePrompts, data: RuleData, enc_sample: RuleData,
+                     lm_sample: RuleData, reclor_train, trained: Trained, rows: Mapping[str, Mapping],
+                     prompted: Prompted, rt: Runtime) -> tuple[dict, list[tuple[str, str]]]:
+    """Appendix M's analog: the fine-tuned models (same weights) and the ablation settings without
+    the context. Returns the rows and the (with, without) pairs."""
+    ablation_rows, pairs = {}, []
+    if cfg.analyses.context_ablation:
+        for name in trained.runs:  # the models fine-tuned with the context, tested without it
+            no_context = [encoder_system(f"{name}, no context", setup, reclor_train, data, enc_sample.without_context(),
+                                         rt) for setup in trained.setups[name]]
+            ablation_rows[name] = rows[name]
+            ablation_rows[f"{name}, no context"] = seed_average(no_context)
+            pairs.append((name, f"{name}, no context"))
+        bare = (prompts.without_context(), lm_sample.without_context(), ", no context")
+        for lazy in prompted.lms.values():
+            for spec in cfg.analyses.ablation_settings:
+                s = PromptSetting.parse(spec)
+                for p, sample, suffix in ((prompts, lm_sample, ""), bare):
+                    system = prompting_system(lazy, p, s, sample, exclude_exemplar_items=cfg.lm.exclude_exemplar_items,
+                                              max_new_tokens=cfg.lm.cot_max_new_tokens)
+                    ablation_rows[system.name + suffix] = system_scores(system, cfg.lm.aggregation)
+                pairs.append((system.name, system.name + ", no context"))
+    if ablation_rows:
+        res.tables["rule_context_ablation"] = paper_vs_ours(papers.table("rule", "Appendix M"),
+                                                            results_table(ablation_rows))
+        res.facts["rule_ablation_text"] = "; ".join(
+            f"{w}: MainQ {cell(ablation_rows[w]['MainQ'])} → {cell(ablation_rows[wo]['MainQ'])}, "
+            f"SubQ {cell(ablation_rows[w]['SubQ'])} → {cell(ablation_rows[wo]['SubQ'])}"
+            for w, wo in pairs) + " (with → without the context)."
+    else:
+        res.facts["rule_ablation_text"] = ("Not run in this profile." if not cfg.analyses.context_ablation
+                                           else "No system could be run.")
+    t4 = papers.table("rule", "Table 4")
+    res.facts["rule_t4_contextual"] = f"{t4.loc['Contextual', 'Total (random)']:.0f} of {t4.loc['Total', 'Total (random)']:.0f}"
+    res.facts["rule_ablation_settings"] = settings_labels(cfg.analyses.ablation_settings)
+    return ablation_rows, pairs
+
+
+def length_section(res: Results, cfg: Config, trained: Trained, prompted: Prompted,
+                   lm_rows: Mapping[str, Mapping]) -> None:
+    """Appendix I's analog: accuracy by question and by option length, for the encoder (over
+    seeds) and the best prompted setting."""
+    groups = {}
+    if cfg.analyses.length:
+        if trained.encoder_runs:
+            groups[f"{trained.encoder_name} (mean over seeds)"] = trained.encoder_runs
+        if lm_rows:
+            best = best_by_subq(lm_rows)
+            groups[best] = [prompted.systems[best]]
+    for group, systems in groups.items():
+        frame = question_frame(systems)
+        for column in ("question words", "option words"):
+            res.length_curves[(group, column)] = accuracy_by_length(frame, column, cfg.analyses.length_bins)
+    res.facts["rule_length_bins"] = cfg.analyses.length_bins
+    if groups:
+        res.facts["rule_length_text"] = "; ".join(
+            f"{group}, {kind}s: {c['accuracy'].iloc[0]:.1f} % in the shortest and {c['accuracy'].iloc[-1]:.1f} % in "
+            "the longest bin of option length"
+            for (group, column), curve in res.length_curves.items() if column == "option words"
+            for kind, c in curve.groupby("kind")) + "."
+    else:
+        res.facts["rule_length_text"] = ("Not run in this profile." if not cfg.analyses.length
+                                         else "No system could be run.")
+
+
+def type_section(res: Results, cfg: Config, data: RuleData, trained: Trained) -> tuple[float, int, int] | None:
+    """Appendix L's analog by keyword question type; returns the encoder's chi-square test
+    (p-value, groups, subquestions), or None when it was not run."""
+    if not cfg.analyses.types:
+        res.facts["rule_type_others"] = "n/a"
+        res.facts["rule_type_n"] = len(data.mains)
+        return None
+    types = {m.id: question_type(m.question) for m in data.mains}
+    ours = pd.DataFrame({"RULE main questions": pd.Series(types).value_counts()})
+    test = None
+    if trained.encoder_runs:
+        by_type = by_type_table(trained.encoder_runs, types)
+        ours = ours.join(by_type[["subquestions", "MainQ", "SubQ", "Selective", "Eliminative"]])
+        first = trained.encoder_runs[0]
+        test = (*type_independence(first, types), len(first.evals[0].sub_pred))
+    paper = papers.table("rule", "Appendix L")
+    ours = ours.reindex([t for t in paper.index if t in ours.index])
+    ours = ours.astype({c: "Int64" for c in ("RULE main questions", "subquestions") if c in ours})
+    res.tables["rule_by_type"] = paper_vs_ours(paper, ours)
+    res.captions["rule_by_type"] = (f"By question type of the main question (keyword rule, a stand-in): "
+                                    f"{trained.encoder_name}, mean over seeds")
+    res.facts["rule_type_others"] = int(ours.loc["Others", "RULE main questions"]) if "Others" in ours.index else 0
+    res.facts["rule_type_n"] = len(types)
+    return test
+
+
+def easy_hard_section(res: Results, data: RuleData, trained: Trained, prompted: Prompted) -> None:
+    """Our extension: the RULE main questions by ReClor's EASY/HARD split (the ReClor chapter's export)."""
+    labels = exports.read_easy_hard()
+    if labels is None:
+        res.facts["rule_hard_text"] = (f"The ReClor chapter's export {exports.EASY_HARD} is not in {exports_dir()}: "
+                                       "run the ReClor chapter first. This analysis is not testable here.")
+    else:
+        covered = labels.reindex([m.id for m in data.mains]).dropna()
+        systems = {**{seed_label(trained.encoder_name, r): r for r in trained.encoder_runs}, **prompted.systems}
+        if len(covered) and systems:
+            res.hard_table = easy_hard_table(systems, labels)
+            res.tables["rule_easy_hard"] = res.hard_table.round(1)
+            res.facts["rule_hard_text"] = (f"{len(covered)} of the {len(data.mains)} RULE main questions have a label: "
+                                           f"{int((covered == 'HARD').sum())} HARD and "
+                                           f"{int((covered == 'EASY').sum())} EASY.")
+        else:
+            res.facts["rule_hard_text"] = ("None of the RULE main questions has an EASY/HARD label in the export "
+                                           f"({len(labels)} labelled ReClor questions), so this analysis is not "
+                                           "testable here.")
+    hard = res.hard_table
+    if hard is None or not len(hard):
+        res.facts["rule_hard_diffs"] = "n/a"
+        res.facts["rule_hard_verdict"] = "no system could be compared"
+        return
+    diffs = hard["SubQ: HARD − EASY"]
+    res.facts["rule_hard_diffs"] = "; ".join(f"{n}: {d}" for n, d in diffs.items())
+    n_clear = sum(d.high < 0 or d.low > 0 for d in diffs)
+    enc = hard.loc[[n for n in hard.index if n.startswith(trained.encoder_name)]]
+    res.facts["rule_hard_verdict"] = (
+        f"{n_clear} of {len(diffs)} systems show a difference whose 95% interval excludes zero"
+        + (f". The split itself is visible in the encoder's main answers: {enc['MainQ EASY'].mean():.1f} % right on "
+           f"EASY and {enc['MainQ HARD'].mean():.1f} % on HARD main questions (mean over seeds)" if len(enc) else ""))
+
+
+def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trained, prompted: Prompted,
+                 lm_rows: Mapping[str, Mapping], all_rows: Mapping[str, Mapping], subq_cis: Mapping[str, Interval],
+                 t5_asked: pd.DataFrame, ablation_rows: Mapping[str, Mapping],
+                 ablation_pairs: Sequence[tuple[str, str]], type_test: tuple[float, int, int] | None) -> None:
+    """The evidence of every declared claim (:data:`rcstudy.papers.rule.CLAIMS`), in the page's order."""
+    def fmt(r, k):
+        return cell(r[k])
+
+    if lm_rows:
+        claims.judge("eliminative-below-selective",
+                     {"gaps": {n: numeric(r["Selective"]) - numeric(r["Eliminative"]) for n, r in lm_rows.items()}},
+                     "; ".join(f"{n}: sel {fmt(r, 'Selective')} vs elim {fmt(r, 'Eliminative')}"
+                               for n, r in lm_rows.items()))
+    else:
+        claims.judge("eliminative-below-selective", None, "no language model could be run here")
+
+    baseline_names = {b.name for b in baselines}
+    evaluated = {n: r for n, r in all_rows.items() if n not in baseline_names}
+    claims.judge("consistency-far-below-mainq",
+                 {"excess": {n: numeric(r["Consistency"]) - 0.5 * numeric(r["MainQ"]) for n, r in evaluated.items()}}
+                 if evaluated else None,
+                 "; ".join(f"{n}: MainQ {fmt(r, 'MainQ')}, consistency {fmt(r, 'Consistency')}"
+                           for n, r in evaluated.items()) or "nothing evaluated")
+
+    claims.judge("finetuned-subq-near-chance",
+                 {"subq": dict(subq_cis), "chance": papers.value("rule", "Table 2", "Chance", "SubQ")}
+                 if subq_cis else None,
+                 "; ".join(f"{name}: SubQ {ci}" for name, ci in subq_cis.items()) or "no model trained")
+
+    with_none = with_none_exemplar(prompted)
+    if with_none:
+        nb = none_by_exemplar(with_none[0])
+        w, wo = nb["with a None-answer exemplar"], nb["without"]
+        claims.judge("none-exemplar-helps",
+                     None if np.isnan(w) or np.isnan(wo) else {"with_exemplar": w, "without_exemplar": wo},
+                     f"{with_none[0].name}: {w:.1f}% (n={nb['n with a None-answer exemplar']}) vs {wo:.1f}% "
+                     f"(n={nb['n without']})")
+    else:
+        claims.judge("none-exemplar-helps", None, "not run in this profile: needs a five-shot setting with RULE "
+                                                  "exemplars (the only prompts with a None-answer exemplar)")
+
+    if prompted.alignments:
+        name, frame = next(iter(prompted.alignments.items()))
+        a_sel, a_elim = alignment_rates(frame)
+        claims.judge("alignment-gap", {"correct": a_sel, "incorrect": a_elim},
+                     f"{name}: {100 * a_sel:.1f}% (n={int(frame['selective'].sum())}) vs "
+                     f"{100 * a_elim:.1f}% (n={int((~frame['selective']).sum())})")
+    else:
+        claims.judge("alignment-gap", None, "not run: needs a language model")
+
+    pairs = [(n, m) for n in prompted.systems for m in prompted.systems
+             if "RULE exemplars" in n and m == n.replace("RULE exemplars", "ReClor exemplars")]
+    claims.judge("subq-exemplars-no-help-small",
+                 {"gain": {n: numeric(lm_rows[n]["SubQ"]) - numeric(lm_rows[m]["SubQ"]) for n, m in pairs}}
+                 if pairs else None,
+                 "; ".join(f"{n}: {fmt(lm_rows[n], 'SubQ')} vs {fmt(lm_rows[m], 'SubQ')}" for n, m in pairs)
+                 or "not run in this profile: needs the same setting with RULE and with ReClor exemplars")
+
+    t5 = t5_asked.loc[[n for n in t5_asked.index if not n.endswith(", no context")]]
+    claims.judge("rationales-help-main",
+                 {"selective_gain": {n: r["+ selective"] - r["no rationale"] for n, r in t5.iterrows()},
+                  "eliminative_loss": {n: r["no rationale"] - max(r["+ eliminative"], r["+ selective and eliminative"])
+                                       for n, r in t5.iterrows()}} if len(t5) else None,
+                 "; ".join(f"{n}: {r['no rationale']:.1f} / {r['+ selective']:.1f} / {r['+ eliminative']:.1f} / "
+                           f"{r['+ selective and eliminative']:.1f} (none / sel / elim / both, "
+                           f"n={r['main questions']:.0f})" for n, r in t5.iterrows()) or "not run")
+
+    claims.judge("subquestions-need-context",
+                 {"drop": {w: numeric(ablation_rows[w]["SubQ"]) - numeric(ablation_rows[wo]["SubQ"])
+                           for w, wo in ablation_pairs}} if ablation_pairs else None,
+                 "; ".join(f"{w}: {cell(ablation_rows[w]['SubQ'])} → {cell(ablation_rows[wo]['SubQ'])}"
+                           for w, wo in ablation_pairs) or "not run")
+
+    claims.judge("no-trend-by-type",
+                 None if type_test is None or np.isnan(type_test[0]) else {"p": type_test[0]},
+                 "not run" if type_test is None else f"p = {type_test[0]:.2f} over {type_test[1]} groups of types, "
+                                                     f"{type_test[2]} subquestions")

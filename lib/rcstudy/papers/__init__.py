@@ -56,9 +56,15 @@ def citation(paper: str) -> Citation:
 
 def value(paper: str, table: str, row: str, column: str) -> float | None:
     """One published number; ``KeyError`` naming what was asked if the paper has no such cell."""
-    for n in numbers(paper):
+    return lookup(numbers(paper), table, row, column)
+
+
+def lookup(published: list[Published], table: str, row: str, column: str) -> float | None:
+    """One number of a list of published numbers (a paper module's own, while it defines its claims)."""
+    for n in published:
         if (n.table, n.row, n.column) == (table, row, column):
             return n.value
+    paper = published[0].paper if published else "?"
     raise KeyError(f"{paper}: no published number at {table} / row {row!r} / column {column!r}")
 
 

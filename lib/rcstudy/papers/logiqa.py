@@ -6,7 +6,7 @@ in the text: its full-input and no-paragraph bars are quoted there, the other tw
 
 from ..claims import Above, ClaimSpec, Compare, Higher, Within
 from ..stats import Interval
-from . import Citation, Published
+from . import Citation, Published, lookup
 
 CITATION = Citation(
     key="liu2020logiqa",
@@ -115,16 +115,11 @@ NUMBERS: list[Published] = [
 
 
 def _published(table: str, row: str, column: str) -> float:
-    return next(n.value for n in NUMBERS if (n.table, n.row, n.column) == (table, row, column))
+    return lookup(NUMBERS, table, row, column)
 
 
 def _test(row: str) -> float:
     return _published("Table 3", row, "LogiQA Test")
-
-
-def _point(value: float) -> Interval:
-    """A published point estimate as a zero-width interval, for rules that read an interval's bounds."""
-    return Interval(value, value, value, 0.95)
 
 
 _READERS = ("Stanford Attentive Reader", "Gated-Attention Reader", "Co-Matching Network")
@@ -140,7 +135,7 @@ CLAIMS = [
         "All models perform far below people ({human:.0f}% on Test).",
         "the highest upper 95% bound of any of our systems is below the paper's human score",
         Compare("best.high", "<", "human"),
-        paper={"best": _point(max(_test(r) for r in (*_READERS, *_PRETRAINED))), "human": _test("Human Performance")}),
+        paper={"best": Interval.point(max(_test(r) for r in (*_READERS, *_PRETRAINED))), "human": _test("Human Performance")}),
     ClaimSpec(
         # "at or below chance" alone does not hold on the paper's own word matching (28.37%)
         "rules-near-chance",
@@ -148,13 +143,13 @@ CLAIMS = [
         "the 95% interval of word matching and of sliding window on Test reaches 30% (5 points above "
         "chance) or lower",
         Compare("rules.low", "<=", 30),
-        paper={"rules": {r: _point(_test(r)) for r in ("Word Matching", "Sliding Window")}}),
+        paper={"rules": {r: Interval.point(_test(r)) for r in ("Word Matching", "Sliding Window")}}),
     ClaimSpec(
         "sw-below-random",
         "Sliding window scores below a random guess ({published:.2f}%).",
         "the 95% interval of sliding window on Test lies below 25%",
         Compare("sw.high", "<", 25),  # an interval that reaches 25% has not shown it: does not hold
-        paper={"sw": _point(_test("Sliding Window")), "published": _test("Sliding Window")}),
+        paper={"sw": Interval.point(_test("Sliding Window")), "published": _test("Sliding Window")}),
     ClaimSpec(
         "deep-around-30",
         "The deep-learning readers score around 30%.",
@@ -201,15 +196,15 @@ CLAIMS = [
         "Further fine-tuning on LogiQA does not beat training on LogiQA alone.",
         "the paired 95% interval of ReClor → LogiQA minus LogiQA only does not lie above 0",
         Compare("diff.low", "<=", 0),
-        paper={"diff": {s: _point(_published("Table 4", f"{row} → LogiQA", "Test")
+        paper={"diff": {s: Interval.point(_published("Table 4", f"{row} → LogiQA", "Test")
                                   - _published("Table 4", "RoBERTa_LogiQA", "Test")) for s, row in _SOURCES.items()}}),
     ClaimSpec(
         "length-not-negative",
         "Accuracy does not fall as questions get longer.",
         "the 95% interval of the fine-tuned encoder on the longest bin does not lie below the shortest bin's",
         Compare("longest.high", ">=", "shortest.low"),
-        paper={"shortest": _point(_published("Table 5", "RoBERTa", TABLE5_BINS[0])),
-               "longest": _point(_published("Table 5", "RoBERTa", TABLE5_BINS[-1]))}),
+        paper={"shortest": Interval.point(_published("Table 5", "RoBERTa", TABLE5_BINS[0])),
+               "longest": Interval.point(_published("Table 5", "RoBERTa", TABLE5_BINS[-1]))}),
     ClaimSpec(
         "models-overmatch",
         "Every model picks the best-overlap option more often than the gold answers are it.",

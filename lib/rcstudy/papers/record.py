@@ -7,7 +7,7 @@ answers (not released), so it can only be quoted.
 
 from ..claims import AllOf, ClaimSpec, Compare, Within
 from ..stats import Interval
-from . import Citation, Published
+from . import Citation, Published, lookup
 
 CITATION = Citation(
     key="zhang2018record",
@@ -74,16 +74,11 @@ NUMBERS: list[Published] = [
 
 
 def _published(table: str, row: str, column: str) -> float:
-    return next(n.value for n in NUMBERS if (n.table, n.row, n.column) == (table, row, column))
+    return lookup(NUMBERS, table, row, column)
 
 
 def _dev_f1(row: str) -> float:
     return _published("Table 4", row, "F1 (dev)")
-
-
-def _point(value: float) -> Interval:
-    """A published point estimate as a zero-width interval, for rules that read an interval's bounds."""
-    return Interval(value, value, value, 0.95)
 
 
 CLAIMS = [
@@ -94,14 +89,14 @@ CLAIMS = [
         "The paper's human dev F1 exceeds the upper end of the 95% interval of our best method "
         "(excluding the candidate oracle).",
         Compare("best.high", "<", "human"),
-        paper={"best": _point(_dev_f1("DocQA w/ ELMo")), "human": _dev_f1("Human"), "elmo": _dev_f1("DocQA w/ ELMo")}),
+        paper={"best": Interval.point(_dev_f1("DocQA w/ ELMo")), "human": _dev_f1("Human"), "elmo": _dev_f1("DocQA w/ ELMo")}),
     ClaimSpec(
         "lm-near-random",
         "The language-model baseline is no better than random guess ({lm:.2f} vs {random:.2f} dev F1).",
         "Paired bootstrap on the queries the LM scored: the 95% interval of F1(LM) − F1(random) "
         "reaches 0 or below.",
         Compare("diff.low", "<=", 0),
-        paper={"diff": _point(_dev_f1("LM") - _dev_f1("Random Guess")), "lm": _dev_f1("LM"),
+        paper={"diff": Interval.point(_dev_f1("LM") - _dev_f1("Random Guess")), "lm": _dev_f1("LM"),
                "random": _dev_f1("Random Guess")}),
     ClaimSpec(
         "asreader-above-random",
@@ -109,14 +104,14 @@ CLAIMS = [
         "Paired bootstrap: the 95% interval of F1(ASReader) − F1(random) lies above 0.",
         # the lower end above 0, else "does not hold": an interval that straddles 0 has not shown it
         Compare("diff.low", ">", 0),
-        paper={"diff": _point(_dev_f1("ASReader") - _dev_f1("Random Guess")), "asreader": _dev_f1("ASReader"),
+        paper={"diff": Interval.point(_dev_f1("ASReader") - _dev_f1("Random Guess")), "asreader": _dev_f1("ASReader"),
                "random": _dev_f1("Random Guess")}),
     ClaimSpec(
         "random-level",
         "Random guess among the candidate entities scores {random:.2f} dev F1.",
         "The paper's value lies inside the 95% interval of our exact random-guess F1.",
         AllOf((Compare("ours.low", "<=", "random"), Compare("ours.high", ">=", "random"))),
-        paper={"ours": _point(_dev_f1("Random Guess")), "random": _dev_f1("Random Guess")}),
+        paper={"ours": Interval.point(_dev_f1("Random Guess")), "random": _dev_f1("Random Guess")}),
     ClaimSpec(
         "answers-are-entities",
         "Every answer is one of the passage's named entities (the task is to pick among them).",
@@ -144,6 +139,6 @@ CLAIMS = [
         "Paired bootstrap on the queries the span readers scored: the 95% interval of "
         "F1(candidate-restricted) − F1(free span) of the fine-tuned span extractor lies above 0.",
         Compare("diff.low", ">", 0),
-        paper={"diff": _point(_published("§5.5", "potential gain from candidates", "points")),
+        paper={"diff": Interval.point(_published("§5.5", "potential gain from candidates", "points")),
                "gain": _published("§5.5", "potential gain from candidates", "points")}),
 ]

@@ -5,8 +5,10 @@ not in it, so every other cell of those tables is ``None`` (printed "n/a"). Two 
 are derived from the text (the best model's score plus the stated gap) and say so in ``note``.
 """
 
+from ..claims import AllOf, ClaimSpec, Compare
 from ..data.reclor import QUESTION_TYPES
-from . import Citation, Published
+from ..stats import Interval
+from . import Citation, Published, lookup
 
 CITATION = Citation(
     key="kawabata2023rule",
@@ -91,4 +93,97 @@ NUMBERS: list[Published] = [
         "Total": (59, 67, 41, 33, 100, 100),
     }.items() for col, v in zip(("Direct (random)", "Direct (errors)", "Indirect (random)", "Indirect (errors)",
                                  "Total (random)", "Total (errors)"), vals)],
+]
+
+
+def _published(table: str, row: str, column: str) -> float:
+    return lookup(NUMBERS, table, row, column)
+
+
+_CHANCE = _published(T2, "Chance", "SubQ")
+_NONE_ROW = "InstructGPT, five-shot RULE exemplars"
+_ALIGN_ROW = "InstructGPT, five-shot (mean of 5 prompts)"
+#: Question types with fewer subquestions are pooled in the chi-square test of no-trend-by-type.
+TYPE_MIN_SUBQUESTIONS = 30
+#: Claims whose direction the text states without a number: +1 stands for "in the stated direction".
+_STATED = 1.0
+
+CLAIMS = [
+    ClaimSpec(
+        "eliminative-below-selective",
+        "Models answer eliminative subquestions worse than selective ones.",
+        "Eliminative < Selective SubQ accuracy for every prompted LM setting (means).",
+        Compare("gaps", ">", 0),  # Selective − Eliminative, per setting
+        # the best Selective (LLaMA 2 70B) and the best Eliminative (Flan-UL2) accuracy of §4.2
+        paper={"gaps": {"best models": _published(T2, "LLaMA 2 70B, five-shot ReClor exemplars", "Selective")
+                        - _published(T2, "Flan-UL2 20B, zero-shot", "Eliminative")}}),
+    ClaimSpec(
+        "consistency-far-below-mainq",
+        "Consistency (main question and all subquestions right) is far below MainQ accuracy.",
+        "Consistency at most half of MainQ accuracy for every fine-tuned model and every prompted setting.",
+        Compare("excess", "<=", 0),  # Consistency − MainQ / 2, per system
+        # the best consistency of any model against half the best MainQ accuracy (§4.2)
+        paper={"excess": {"best models": _published(T2, "InstructGPT (setting not stated)", "Consistency")
+                          - _published(T2, "LLaMA 2 70B, five-shot ReClor exemplars", "MainQ") / 2}}),
+    ClaimSpec(
+        "finetuned-subq-near-chance",
+        "Fine-tuned models' SubQ accuracy does not significantly exceed chance ({chance:.1f}%).",
+        "The 95% bootstrap interval of every ReClor-trained model's SubQ accuracy reaches down to chance.",
+        Compare("subq.low", "<=", "chance"),
+        # Table 2's fine-tuned rows are not in the text; §4.2 states they do not exceed chance
+        paper={"subq": {"fine-tuned models (§4.2)": Interval.point(_CHANCE)}, "chance": _CHANCE}),
+    ClaimSpec(
+        "none-exemplar-helps",
+        "None-answer subquestions are answered better when the prompt has a None-answer exemplar "
+        "({with_exemplar:.1f}% vs {without_exemplar:.1f}%).",
+        "Accuracy on None-answer subquestions, batches with vs without such an exemplar.",
+        Compare("with_exemplar", ">", "without_exemplar"),
+        paper={"with_exemplar": _published("§4.2", _NONE_ROW, "with a None-answer exemplar"),
+               "without_exemplar": _published("§4.2", _NONE_ROW, "without")}),
+    ClaimSpec(
+        "alignment-gap",
+        "In rationale alignment, models match rationales to correct options far better than to incorrect "
+        "ones ({correct:.1f}% vs {incorrect:.1f}%).",
+        "Zero-shot alignment accuracy, correct vs incorrect options.",
+        Compare("correct", ">", "incorrect"),
+        paper={"correct": _published("§5", _ALIGN_ROW, "correct options"),
+               "incorrect": _published("§5", _ALIGN_ROW, "incorrect options")}),
+    ClaimSpec(
+        "subq-exemplars-no-help-small",
+        "In-context subquestion exemplars do not help smaller models (Vicuna 7B and 13B).",
+        "SubQ accuracy with RULE exemplars is not above that with ReClor exemplars (same shots, scoring).",
+        Compare("gain", "<=", 0),  # SubQ with RULE − with ReClor exemplars, per pair of settings
+        paper={"gain": {"Vicuna 7B and 13B (§4.2, no number given)": 0.0}}),
+    ClaimSpec(
+        "rationales-help-main",
+        "Appending the selective rationale to a main question improves accuracy; appending the eliminative "
+        "rationales degrades it, even together with the selective one (Table 5).",
+        "MainQ accuracy with the context: + selective above no rationale, + eliminative and + selective and "
+        "eliminative below it, for every prompted setting (same main questions in every variant).",
+        # per setting: + selective − no rationale, and no rationale − the better of the two eliminative variants
+        AllOf((Compare("selective_gain", ">", 0), Compare("eliminative_loss", ">", 0))),
+        # Table 5 is not in the text, only its direction (§5)
+        paper={"selective_gain": {"InstructGPT, five-shot": _STATED},
+               "eliminative_loss": {"InstructGPT, five-shot": _STATED}}),
+    ClaimSpec(
+        "subquestions-need-context",
+        "Most rationales rest on facts stated in the context (Table 4: {contextual:.0f} of {total:.0f} sampled "
+        "rationales are contextual), so answering the subquestions needs the context (our reading; Appendix M is "
+        "not in the source text).",
+        "SubQ accuracy is lower without the context, for the encoder and every prompted setting run both ways.",
+        Compare("drop", ">", 0),  # SubQ with − without the context, per system
+        # our reading of Table 4: most rationales are contextual (Appendix M's numbers are not in the text)
+        paper={"drop": {"most rationales contextual": _published("Table 4", "Contextual", "Total (random)")
+                        - _published("Table 4", "External", "Total (random)")},
+               "contextual": _published("Table 4", "Contextual", "Total (random)"),
+               "total": _published("Table 4", "Total", "Total (random)")}),
+    ClaimSpec(
+        "no-trend-by-type",
+        "Subquestion accuracy shows no remarkable trend across ReClor's question types (Appendix L).",
+        "Chi-square test of independence between the encoder's subquestion correctness (first seed) and the "
+        f"keyword type of the main question (types with under {TYPE_MIN_SUBQUESTIONS} subquestions pooled): "
+        "holds if p ≥ 0.05. An encoder near chance passes it easily.",
+        Compare("p", ">=", 0.05),
+        # Appendix L reports no remarkable trend and no test: p = 1 stands for "no trend at all"
+        paper={"p": 1.0}),
 ]
