@@ -1,4 +1,5 @@
-"""The chapter pipeline on the fixtures: runs, cross-fitting, caching, exports, and the paper's tables."""
+"""The chapter pipeline on the fixtures: runs, cross-fitting, caching, exports, the paper's tables,
+and run() on the smoke configuration."""
 
 import warnings
 
@@ -6,15 +7,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rcstudy import papers, runtime
+from rcstudy import exports, papers, runtime
+from rcstudy.config import ConfigError
 from rcstudy.data import reclor
 from rcstudy.experiments import reclor as ex
 from conftest import FIXTURES
 
-SETTINGS = ex.Settings(
-    seeds=(1, 2), max_length={"A": 32, "QA": 64, "CQA": 96}, train_questions={"A": None, "QA": None, "CQA": 12},
-    head={"epochs": 3}, fasttext={"dim": 8, "epochs": 2}, bilstm={"emb_dim": 8, "hidden": 4, "epochs": 1},
-    crossfit_folds=2)
+CONFIG = ex.Config(
+    seeds=(1, 2), encoder=ex.Encoder(max_length={"A": 32, "QA": 64, "CQA": 96}, head=ex.Head(epochs=3)),
+    sizes=ex.Sizes(train_questions={"A": None, "QA": None, "CQA": 12}), fasttext=ex.FastText(dim=8, epochs=2),
+    bilstm=ex.BiLSTM(emb_dim=8, hidden=4, epochs=1), crossfit=ex.CrossFit(folds=2))
 
 
 @pytest.fixture
@@ -24,7 +26,7 @@ def runner(isolated_cache, monkeypatch, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", reclor.SplitSizeWarning)
         splits = reclor.load_all()
-    return ex.Runner(SETTINGS, splits, runtime.setup("cpu", threads=1))
+    return ex.Runner(CONFIG, splits, runtime.setup("cpu", threads=1))
 
 
 @pytest.mark.parametrize("family", ["fastText", "Bi-LSTM", "tiny-bert"])
@@ -54,8 +56,8 @@ def test_cross_fit_labels_every_training_item_and_exports(runner, tmp_path):
     assert cf["fastText"].shape == (2, len(train), 4)
     eh_train = ex.easy_hard(cf, train)
     eh_val = ex.easy_hard({f: runner.seed_runs(f, "A", {"val": val})["val"] for f in cf}, val)
-    path = ex.export_easy_hard({"val": eh_val, "train": eh_train})
-    assert path == tmp_path / "exports" / ex.EXPORT_SPLIT
+    path = exports.write_easy_hard({"val": eh_val, "train": eh_train})
+    assert path == tmp_path / "exports" / exports.EASY_HARD
     frame = pd.read_csv(path)
     assert len(frame) == len(val) + len(train) and frame["id_string"].is_unique
     assert set(frame["subset"]) <= {"EASY", "HARD"}
@@ -78,19 +80,52 @@ def test_tables_and_leaderboard_file(runner, tmp_path):
     # fastText's EASY items are, by construction, the ones it always gets right.
     assert t7.loc["fastText (C, Q, A)", "Val-E"].mean == 100.0
     scores = runner.seed_runs("fastText", "CQA", {"val": val, "test": test})["test"]
-    path = ex.export_test_predictions("fastText_CQA", scores[0], test)
-    assert path.parent == tmp_path / "exports"
+    path = exports.write_npy(ex.leaderboard_file_name("fastText", 1),
+                             reclor.leaderboard_array(test, scores[0].argmax(axis=1)))
+    assert path == tmp_path / "exports" / "reclor_test_preds_fastText_CQA_seed1.npy"
     assert np.load(path).tolist() == scores[0].argmax(axis=1).tolist()  # the fixture's test ids are in order
 
 
 def test_finetune_settings_come_from_table9():
-    cfg = ex.Settings(finetune={"batch_size": 8, "grad_accum": 3}).mc_config("roberta-large", "CQA", seed=5)
+    cfg = ex.FineTune(batch_size=8, grad_accum=3).mc("roberta-large", "CQA", seed=5)
     assert (cfg.lr, cfg.weight_decay, cfg.epochs, cfg.max_length) == (1e-5, 0.01, 10, 256)
     assert (cfg.batch_size * cfg.grad_accum, cfg.seed, cfg.fields) == (24, 5, "CQA")
-    assert ex.Settings().mc_config("minilm-l6", "A", 0).lr == papers.value("reclor", "Table 9", "Learning Rate",
-                                                                          "BERT_BASE")
-    with pytest.raises(ValueError, match="transformer_mode"):
-        ex.Settings(transformer_mode="lora")
+    assert ex.FineTune().mc("minilm-l6", "A", 0).lr == papers.value("reclor", "Table 9", "Learning Rate",
+                                                                     "BERT_BASE")
+    assert ex.FineTune(lr=3e-5).mc("roberta-large", "A", 0).lr == 3e-5  # a value given overrides Table 9
+    with pytest.raises(ConfigError, match="encoder.mode"):
+        ex.Config.load("quick", {"encoder.mode": "lora"})
+
+
+def test_the_headline_model_and_table7_runs_come_from_main_models():
+    cfg = ex.Config.load("full")
+    assert cfg.headline == "roberta-large"
+    runs = cfg.table7_runs()
+    assert runs[:5] == [("fastText", "CQA"), ("Bi-LSTM", "CQA"), ("roberta-large", "A"), ("roberta-large", "QA"),
+                        ("roberta-large", "CQA")]
+    assert ("gpt2", "CQA") in runs and ("gpt2", "A") not in runs and len(runs) == 2 + 3 * 3 + 5
+    one = ex.Config.load("full", {"main_models": ["roberta-large"]})  # partial_inputs outside main_models: ignored
+    assert one.table7_runs()[2:] == [("roberta-large", "A"), ("roberta-large", "QA"), ("roberta-large", "CQA")]
+    with pytest.raises(ConfigError, match="main_models"):
+        ex.Config.load("quick", {"main_models": []})
+    with pytest.raises(ConfigError, match="model"):
+        ex.Config.load("quick", {"model": "roberta-large"})  # the old name is gone, not silently ignored
+
+
+def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
+    monkeypatch.setenv("RCSTUDY_DATA", str(FIXTURES / "data"))
+    monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))
+    res = ex.run(ex.Config.load("smoke"), runtime.setup(device="cpu", threads=1))
+    assert {"reclor_splits", "reclor_table2", "reclor_table3", "reclor_table5", "reclor_table5_variants",
+            "reclor_option_length", "reclor_table6", "reclor_table27", "reclor_easy_hard_sizes", "reclor_table7",
+            "reclor_table7_paper", "reclor_test_files"} <= set(res.tables)
+    assert res.facts["reclor_n_val"] == 16 and res.facts["reclor_n_seeds"] == 2 and res.facts["reclor_folds"] == 2
+    assert res.facts["reclor_model"].data == "`tiny-bert`"
+    assert res.facts["reclor_n_easy"] + res.facts["reclor_n_hard"] == 16
+    assert [c.id for c in res.claims.claims] == [s.id for s in papers.claims("reclor")]
+    assert list(res.tables["reclor_test_files"].index) == ["fastText", "Bi-LSTM", "tiny-bert"]
+    assert (tmp_path / exports.EASY_HARD).is_file()
+    assert len(pd.read_csv(tmp_path / exports.EASY_HARD)) == res.facts["reclor_export_rows"]
 
 
 def test_published_tables_are_consistent():
