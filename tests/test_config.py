@@ -110,7 +110,7 @@ def test_from_notebook_checks_data_like_the_runner(chapters, monkeypatch, tmp_pa
     """Without the runner (plain papermill), the config cell checks the declared datasets itself."""
     monkeypatch.delenv("RCSTUDY_PREFLIGHT_DONE", raising=False)
     monkeypatch.setattr(Toy, "datasets", ("reclor",), raising=False)
-    with pytest.raises(ConfigError, match="toy: reclor: missing data file"):
+    with pytest.raises(ConfigError, match="^reclor: missing data file .*set profile = \"smoke\""):
         Toy.from_notebook({"profile": "quick", "data": str(tmp_path)})
     monkeypatch.setenv("RCSTUDY_PREFLIGHT_DONE", "1")
     assert Toy.from_notebook({"profile": "quick", "data": str(tmp_path)}) == Toy.load("quick")
