@@ -1,9 +1,7 @@
-"""Figures: one colour-blind-safe style for the whole book, and images shown with alt text."""
+"""Figures: one colour-blind-safe style for the whole book; each figure glued for a numbered {glue:figure}."""
 
 from __future__ import annotations
 
-import base64
-import html
 import io
 from typing import Mapping, Sequence
 
@@ -46,21 +44,6 @@ def glue_figure(name: str, fig) -> None:
     fig.savefig(buf, format="png")
     plt.close(fig)
     glue(name, Image(buf.getvalue(), format="png"))
-
-
-def show(fig, alt: str, caption: str | None = None) -> None:
-    """Display ``fig`` as a PNG with ``alt`` text (required: screen readers read it), then close it."""
-    from IPython.display import HTML, display
-
-    if not alt.strip():
-        raise ValueError("every figure needs alt text")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
-    display(HTML(f'<figure class="rcstudy-figure"><img src="data:image/png;base64,{data}" '
-                 f'alt="{html.escape(alt)}" style="max-width:100%"/>{cap}</figure>'))
 
 
 # --------------------------------------------------------------------------- ReCoRD
