@@ -311,3 +311,26 @@ def test_the_lock_file_agrees_with_the_pins():
     for name in ("requirements.txt", "requirements-models.txt", "requirements-dev.txt"):
         for pkg, version in pins(name).items():
             assert lock.get(pkg) == version, f"{name}: {pkg}=={version}, lock: {lock.get(pkg)}"
+
+
+def test_rcstudy_params_lists_every_parameter_of_a_profile_with_its_type():
+    """`rcstudy params reclor --profile P`: every name its YAML sets, with a type and the profile's value."""
+
+    from rcstudy.config import RUN_KEYS
+
+    proc = subprocess.run([sys.executable, "-m", "rcstudy", "params", "reclor", "--profile", "full"],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()[1:]}
+
+    def names(mapping, prefix=""):
+        for key, value in mapping.items():
+            yield prefix + key
+            if isinstance(value, dict) and prefix + key in rows and "section" in rows[prefix + key]:
+                yield from names(value, f"{prefix}{key}.")
+
+    full = yaml.safe_load((run.CHAPTERS_DIR / "params" / "reclor.full.yaml").read_text())
+    for name in names({k: v for k, v in full.items() if k not in RUN_KEYS}):
+        assert name in rows, f"{name} is set by reclor.full.yaml but not listed"
+    assert "list of str" in rows["main_models"] and "roberta-large" in rows["main_models"]
+    assert "float or none" in rows["encoder.finetune.lr"]
