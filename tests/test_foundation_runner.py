@@ -315,7 +315,6 @@ def test_the_lock_file_agrees_with_the_pins():
 
 def test_rcstudy_params_lists_every_parameter_of_a_profile_with_its_type():
     """`rcstudy params reclor --profile P`: every name its YAML sets, with a type and the profile's value."""
-
     from rcstudy.config import RUN_KEYS
 
     proc = subprocess.run([sys.executable, "-m", "rcstudy", "params", "reclor", "--profile", "full"],
