@@ -16,7 +16,6 @@ trained on all of train) and, as an extension, on **train** by k-fold cross-fitt
 
 from __future__ import annotations
 
-import contextlib
 import re
 import warnings
 from collections import Counter
@@ -30,13 +29,12 @@ from IPython.display import Markdown
 
 from .. import bias, exports, papers, report, sampling
 from ..baselines import bilstm, ngram
-from ..cache import cached
 from ..config import ChapterConfig, ConfigError, param, section
 from ..data import dataset_file, reclor
 from ..data.records import MCItem
-from ..models import load_tokenizer, mc
+from ..models import load_tokenizer, mc, option_runs
 from ..report import ChapterResults, ClaimLog
-from ..runtime import Runtime, one_thread
+from ..runtime import Runtime
 from ..stats import bootstrap_ci, mean_sd
 
 P = "reclor"
@@ -364,31 +362,14 @@ class Runner:
         enc = self.cfg.encoder
         if family not in SCRATCH and enc.mode == "finetune":
             return mc.finetune_and_predict(enc.finetune.mc(family, fields, seed), train, dict(eval_sets), self.rt)
-        key = {"family": family, "fields": fields, "seed": seed, "train": mc.items_fingerprint(train),
-               "eval": {k: mc.items_fingerprint(v) for k, v in eval_sets.items()}}
+        key = option_runs.run_key(family, fields, seed, train, eval_sets)
         if family == NGRAM:
-            cfg = self.cfg.fasttext.config(fields, seed)
-            return cached("reclor_fasttext", {**key, "cfg": asdict(cfg)},
-                          lambda: ngram.fit_predict_mc(train, dict(eval_sets), cfg), data_files=self._data)
+            return option_runs.fasttext_scores(key, self.cfg.fasttext.config(fields, seed), train, eval_sets, self._data)
         if family == BILSTM:
-            cfg = self.cfg.bilstm.config(fields, seed)
-
-            def train_bilstm():
-                with contextlib.nullcontext() if self.rt.cuda else one_thread():
-                    return bilstm.fit_predict_mc(train, dict(eval_sets), cfg, self.rt.device)
-
-            return cached("reclor_bilstm", {**key, "cfg": asdict(cfg)}, train_bilstm, data_files=self._data)
-
-        def frozen():
-            labelled = [it for it in train if it.label is not None]
-            feats = {k: self.features(family, fields, v) for k, v in eval_sets.items()}
-            train_feats = self.features(family, fields, labelled)
-            with one_thread():
-                head = mc.fit_linear_head(train_feats, [it.label for it in labelled], seed, **asdict(enc.head))
-                return {k: mc.head_logits(head, f) for k, f in feats.items()}
-
-        params = {**key, "max_length": enc.max_length[fields], "head": asdict(enc.head)}
-        return cached("reclor_frozen_heads", params, frozen, data_files=self._data)
+            return option_runs.bilstm_scores(key, self.cfg.bilstm.config(fields, seed), train, eval_sets, self.rt,
+                                             self._data)
+        return option_runs.frozen_head_scores(key, asdict(enc.head), enc.max_length[fields], seed, train, eval_sets,
+                                              lambda items: self.features(family, fields, items), self._data)
 
     def seed_runs(self, family: str, fields: str, eval_sets: Mapping[str, Sequence[MCItem]], *,
                   option_only: bool = False) -> dict[str, np.ndarray]:
