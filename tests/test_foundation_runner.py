@@ -333,3 +333,14 @@ def test_rcstudy_params_lists_every_parameter_of_a_profile_with_its_type():
         assert name in rows, f"{name} is set by reclor.full.yaml but not listed"
     assert "list of str" in rows["main_models"] and "roberta-large" in rows["main_models"]
     assert "float or none" in rows["encoder.finetune.lr"]
+
+
+def test_a_chapter_whose_upstream_is_neither_run_nor_published_is_refused(tmp_path):
+    """RULE reads ReClor's EASY/HARD export: alone in an empty book it is refused before any cell,
+    with ReClor in the same run (or published) it is not."""
+    (problem,) = run.upstream_problems(["rule"], tmp_path)
+    assert problem.startswith("rule: reads what the reclor chapter publishes") and "run reclor first" in problem
+    assert run.upstream_problems(["reclor", "rule"], tmp_path) == []
+    results = run.run_chapters(["rule"], "smoke", root=tmp_path)
+    assert [r.ok for r in results] == [False] and "reclor" in results[0].message
+    assert not (tmp_path / "book" / "rule.ipynb").exists() and not (tmp_path / "_build" / "run").exists()

@@ -100,11 +100,12 @@ def overrides_by_chapter(chapters: list[str], overrides: dict) -> dict[str, dict
 
 
 def preflight(chapters: list[str], profile: str, overrides: dict, *, online: bool = False,
-              deep: bool = True) -> tuple[dict[str, dict], list[str]]:
+              deep: bool = True, root: Path | None = None) -> tuple[dict[str, dict], list[str]]:
     """Validate everything a run needs before anything runs: ``({chapter: injected}, problems)``,
     one line per problem. The parameters first; then (``deep``) the data directory the profile
-    names, every model the configurations name and every dataset the chapters declare
-    (:mod:`rcstudy.preflight`)."""
+    names, every model the configurations name, every dataset the chapters declare
+    (:mod:`rcstudy.preflight`) and the upstream chapters whose exports they read (in this run,
+    or published under ``root``)."""
     from . import preflight as checks
 
     params, problems = {}, []
@@ -127,7 +128,20 @@ def preflight(chapters: list[str], profile: str, overrides: dict, *, online: boo
         if cls is not None:
             cfg = cls.load(profile, aimed[chapter], params_dir=PARAMS_DIR)
             problems += [f"{chapter}: {p}" for p in checks.chapter_problems(cls, cfg, online=online, checked=checked)]
-    return params, problems
+    return params, problems + upstream_problems(chapters, root or book_root())
+
+
+def upstream_problems(chapters: list[str], root: Path) -> list[str]:
+    """One line per chapter of the run that reads another chapter's exports which are neither made
+    in this run nor published under ``root`` (pages that read ``all`` tolerate missing chapters)."""
+    problems = []
+    for chapter in chapters:
+        reads = chapter_dependencies(chapter).get("reads", [])
+        for upstream in [] if reads == "all" else reads:
+            if upstream not in chapters and not published_inputs(upstream, root):
+                problems.append(f"{chapter}: reads what the {upstream} chapter publishes, which is neither in this run "
+                                f"nor published in {root / 'book'}: run {upstream} first, or both together")
+    return problems
 
 
 @dataclass
@@ -358,7 +372,7 @@ def run_chapters(chapters: list[str], profile: str, overrides: dict | None = Non
     A failed or killed run leaves every published file as it was."""
     root = root or book_root()
     configure_environment(profile, online=online, refresh=refresh)
-    _, problems = preflight(chapters, profile, overrides or {}, online=online)
+    _, problems = preflight(chapters, profile, overrides or {}, online=online, root=root)
     if problems:
         return [ChapterResult(p.partition(":")[0], False, 0.0, p) for p in problems]
     os.environ[config.CHECKED_ENV] = "1"  # the kernels need not check again (Config.from_notebook)
