@@ -349,12 +349,14 @@ def test_a_chapter_whose_upstream_is_neither_run_nor_published_is_refused(tmp_pa
 @pytest.mark.parametrize("profile, override, message", [
     ("smoke", {"model": "no-such-org/no-such-model"}, "'no-such-org/no-such-model'"),
     ("quick", {}, "record: missing data file"),  # the quick profile reads $RCSTUDY_DATA: an empty folder here
+    ("smoke", {"data": "{tmp}/empty"}, "record: missing data file"),  # -p data=... replaces the profile's
 ])
 def test_an_unresolvable_model_or_missing_data_stops_the_run_before_the_first_cell(tmp_path, monkeypatch,
                                                                                    profile, override, message):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("RCSTUDY_DATA", str(tmp_path / "empty"))
     (tmp_path / "empty").mkdir()
+    override = {k: v.format(tmp=tmp_path) for k, v in override.items()}
     results = run.run_chapters(["record"], profile, override, root=tmp_path)
     assert [r.ok for r in results] == [False] and message in results[0].message
     # no kernel started: nothing staged, no failed notebook, nothing published

@@ -50,11 +50,15 @@ def load_params(chapter: str, profile: str, overrides: dict | None = None) -> di
     """What papermill injects into a chapter: ``profile``, the profile file's run keys and, for a
     chapter with a ``Config``, the validated configuration's differences from its defaults
     (nested like the config); for a page without one, its flat profile file with overrides on top.
-    A :class:`ConfigError` names any unknown parameter or wrongly typed value."""
+    A :class:`ConfigError` names any unknown parameter or wrongly typed value. ``-p data=PATH``
+    replaces the profile's data directory, as the parameters cell's ``data`` does."""
     values = config.read_profile(chapter, profile, PARAMS_DIR)
+    overrides = dict(overrides or {})
+    if "data" in overrides:
+        values["data"] = str(overrides.pop("data"))
     cls = config.config_class(chapter)
     if cls is None:
-        return {"profile": profile, **values, **(overrides or {})}
+        return {"profile": profile, **values, **overrides}
     cfg = cls.load(profile, overrides, params_dir=PARAMS_DIR)
     return {"profile": profile, **{k: v for k, v in values.items() if k in config.RUN_KEYS},
             **config.difference(cfg, cls())}
@@ -126,7 +130,8 @@ def preflight(chapters: list[str], profile: str, overrides: dict, *, online: boo
     for chapter in chapters:
         cls = config.config_class(chapter)
         if cls is not None:
-            cfg = cls.load(profile, aimed[chapter], params_dir=PARAMS_DIR)
+            settings = {k: v for k, v in aimed[chapter].items() if k not in config.RUN_KEYS}
+            cfg = cls.load(profile, settings, params_dir=PARAMS_DIR)
             problems += [f"{chapter}: {p}" for p in checks.chapter_problems(cls, cfg, online=online, checked=checked)]
     return params, problems + upstream_problems(chapters, root or book_root())
 
