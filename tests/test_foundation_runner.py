@@ -11,12 +11,14 @@ import yaml
 from rcstudy import run
 from rcstudy.settings import PROJECT_ROOT
 
-CHAPTER = """---
+FRONT_MATTER = """---
 jupytext:
   text_representation: {extension: .md, format_name: myst}
 kernelspec: {display_name: Python 3, language: python, name: python3}
 ---
-# Demo
+"""
+
+CHAPTER = FRONT_MATTER + """# Demo
 
 ```{code-cell} ipython3
 :tags: [parameters]
@@ -191,12 +193,7 @@ def test_injected_parameters_are_the_differences_from_the_defaults():
     assert params == {"profile": "smoke", "data": "tests/fixtures/data", "timings_profile": "smoke", "live_share": 0.5}
 
 
-EXPORTER = """---
-jupytext:
-  text_representation: {extension: .md, format_name: myst}
-kernelspec: {display_name: Python 3, language: python, name: python3}
----
-# Exporter
+EXPORTER = FRONT_MATTER + """# Exporter
 
 ```{code-cell} ipython3
 :tags: [parameters]
