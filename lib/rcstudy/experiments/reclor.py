@@ -208,7 +208,7 @@ class Config(ChapterConfig):
         """One line saying exactly what a run trains (used beside the tables)."""
         if family == NGRAM:
             c = self.fasttext.config(fields, 0)
-            return (f"fastText-style bag of {c.word_ngrams}-grams, dim {c.dim}, {c.epochs} epochs of SGD (lr {c.lr}), "
+            return (f"fastText bag of {c.word_ngrams}-grams, dim {c.dim}, {c.epochs} epochs of SGD (lr {c.lr}), "
                     f"{n_train:,} training questions")
         if family == BILSTM:
             c = self.bilstm.config(fields, 0)
