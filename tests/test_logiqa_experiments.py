@@ -154,11 +154,13 @@ def test_tiny_encoder_pipeline(data, isolated_cache, monkeypatch, tmp_path):
     sub = transfer[0].evaluated("en-test")  # the LogiQA-only row is the main model on the subsample
     np.testing.assert_array_equal(transfer[0].preds["en-test"][:, sub], main.preds["en-test"][:, sub])
     lm = ex.lm_system(data, ex.LM(model="tiny-llama", batch_size=4), sizes, rt)
-    assert lm.evaluated("en-test").sum() == 6
+    assert lm.evaluated("en-test").all()  # the LM scores all of Test unless told otherwise
+    assert lm.extra["acc_norm"].shape == lm.preds["en-test"].shape
+    assert ex.lm_system(data, ex.LM(model="tiny-llama", batch_size=4, n_test=6), sizes, rt).evaluated("en-test").sum() == 6
     monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))
     path = ex.export_predictions([main, lm], data)
     saved = json.loads(path.read_text())
-    assert len(saved["systems"]["tiny-bert"]["en-test"]) == 10 and len(saved["systems"][lm.name]["en-test"]) == 6
+    assert len(saved["systems"]["tiny-bert"]["en-test"]) == 10 and len(saved["systems"][lm.name]["en-test"]) == 10
 
 
 def test_published_numbers():
@@ -196,6 +198,24 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     assert res.facts["logiqa_n_test"] == 10 and res.facts["logiqa_model"] == "tiny-bert"
     assert res.facts["logiqa_sizes_text"].startswith("This smoke run")
     assert res.facts["logiqa_source_n"] == 8 and len(res.systems.transfer) == 3
+    # the zero-shot LM under both harness accuracies, on all of Test, and the length preference
+    assert res.facts["logiqa_lm_n"] == 10 and res.facts["logiqa_lm_acc"].endswith("]")
+    assert 0 <= res.facts["logiqa_lm_picks_shortest"] <= 100 and 0 <= res.facts["logiqa_gold_shortest"] <= 100
     assert [c.id for c in res.claims.claims] == [s.id for s in papers.claims("logiqa")]
     saved = json.loads((tmp_path / ex.EXPORT_FILE).read_text())
     assert set(saved["systems"]) == {s.name for s in res.systems.everything}
+
+
+def test_lm_scores_are_the_harness_acc_and_acc_norm(isolated_cache, monkeypatch):
+    """``sum`` is the summed log-likelihood of each option (acc); ``per_char`` divides it by the
+    option's length in characters (acc_norm), as lm-evaluation-harness does."""
+    from rcstudy.baselines.option_lm import option_logliks
+    from rcstudy.data.logiqa import load_logiqa
+    from rcstudy.prompts.logiqa import lm_inputs
+
+    monkeypatch.setenv("RCSTUDY_DATA", str(DATA))
+    items = load_logiqa("test", "en")[:2]
+    out = option_logliks("tiny-llama", items, runtime.setup(device="cpu", threads=1), batch_size=4)
+    chars = np.array([len(c) for c in lm_inputs(items)[1]], dtype=float).reshape(2, -1)
+    np.testing.assert_allclose(out["per_char"] * chars, out["sum"])
+    assert (out["sum"] < 0).all()

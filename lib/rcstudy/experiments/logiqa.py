@@ -115,6 +115,7 @@ class LM:
 
     model: str = param("smollm2-135m", "causal LM scored zero-shot (full: a Hub name)")
     batch_size: int = param(8, "options scored per forward pass")
+    n_test: int | None = param(None, "Test questions it scores (None: all 651)")
 
 
 @dataclass(frozen=True)
@@ -458,15 +459,17 @@ def transfer_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Pre
 
 
 def lm_system(data: LogiQAData, lm: LM, sizes: Sizes, rt: Runtime) -> Predictions:
-    """Zero-shot log-likelihood scoring with a causal LM on the Test sample: each option is
-    scored as the continuation of the paragraph and question; summed and per-token scores."""
-    pos = eval_positions(data, sizes)["test-sub"]
+    """Zero-shot log-likelihood scoring with a causal LM on Test (all of it, or ``lm.n_test``
+    questions): each option is scored as the continuation of the paragraph and question. The row
+    is the harness's ``acc`` (summed log-likelihood); ``extra["acc_norm"]`` holds the predictions
+    of its ``acc_norm`` (log-likelihood per character of the option)."""
+    n = len(data.splits["en-test"])
+    pos = sampling.draw_positions(n, lm.n_test, sizes.seed + 1)
     items = [data.splits["en-test"][i] for i in pos]
     out = option_logliks(lm.model, items, rt, batch_size=lm.batch_size)
-    n = len(data.splits["en-test"])
     return Predictions(f"{lm.model} (zero-shot LL)", "Zero-shot LM", "no LogiQA training",
                        {"en-test": full_length(out["sum"].argmax(1), pos, n)[None, :]},
-                       {"per_token": full_length(out["per_token"].argmax(1), pos, n)[None, :]})
+                       {"acc_norm": full_length(out["per_char"].argmax(1), pos, n)[None, :]})
 
 
 def reclor_source(transfer: Transfer, sample_seed: int) -> list[MCItem]:
@@ -825,7 +828,8 @@ def setting_facts(cfg: Config, s: Systems, data: LogiQAData, profile: str | None
     enc = cfg.encoder
     sizes = {"reader training questions": cfg.readers.n_train, "encoder training questions": enc.n_train,
              "Eval questions scored by the encoder": cfg.sizes.n_dev,
-             "Test questions for the ablations, transfer and the LM": cfg.sizes.n_test_sub,
+             "Test questions for the ablations and transfer": cfg.sizes.n_test_sub,
+             "Test questions the zero-shot LM scores": cfg.lm.n_test,
              "ReClor questions for transfer": cfg.transfer.n_source}
     cut = [f"{n} {what}" for what, n in sizes.items() if n is not None]
     run = f"This {profile} run" if profile else "This run"
@@ -839,7 +843,6 @@ def setting_facts(cfg: Config, s: Systems, data: LogiQAData, profile: str | None
                             f"at most {enc.max_length} tokens",
         "logiqa_seeds": len(enc.seeds),
         "logiqa_dev_n": int(s.main.evaluated("en-eval").sum()),
-        "logiqa_sub_n": int(s.lm.evaluated("en-test").sum()),
         "logiqa_sizes_text": (f"{run} subsamples the trained rows: " + ", ".join(cut) + " (the full profile uses all "
                               "of them)." if cut else f"{run} trains and scores every row on all of its data."),
         "logiqa_plm_gain": f"{len(data.train.items) / enc.n_train:.0f} times more training data" if enc.n_train
@@ -871,6 +874,26 @@ def accuracy_bars(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
 
 def best_reader(s: Systems, acc: dict[str, Score]) -> Predictions:
     return max(s.readers, key=lambda r: acc[r.name].seeds.mean)
+
+
+def lm_facts(s: Systems, data: LogiQAData) -> dict:
+    """The zero-shot LM under both of lm-evaluation-harness's accuracies, and why they differ:
+    a summed log-likelihood favours options with fewer tokens, which ``acc_norm`` corrects."""
+    keep = s.lm.evaluated("en-test")
+    gold = data.gold("en-test")[keep]
+    acc = s.lm.preds["en-test"][0][keep] == gold
+    norm = s.lm.extra["acc_norm"][0][keep] == gold
+    items = [it for it, k in zip(data.splits["en-test"], keep) if k]
+    shortest = np.array([int(np.argmin([len(o) for o in it.options])) for it in items])
+    ci_acc, ci_norm = bootstrap_ci(acc.astype(float), scale=100), bootstrap_ci(norm.astype(float), scale=100)
+    return {
+        "logiqa_lm_n": int(keep.sum()),
+        "logiqa_lm_acc": f"{ci_acc.estimate:.1f}% [{ci_acc.low:.1f}, {ci_acc.high:.1f}]",
+        "logiqa_lm_acc_norm": f"{ci_norm.estimate:.1f}% [{ci_norm.low:.1f}, {ci_norm.high:.1f}]",
+        "logiqa_lm_picks_shortest": 100 * float(np.mean(s.lm.preds["en-test"][0][keep] == shortest)),
+        "logiqa_lm_norm_picks_shortest": 100 * float(np.mean(s.lm.extra["acc_norm"][0][keep] == shortest)),
+        "logiqa_gold_shortest": 100 * float(np.mean(gold == shortest)),
+    }
 
 
 def results_facts(s: Systems, acc: dict[str, Score]) -> dict:
@@ -1088,7 +1111,7 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
 
     s, missing = systems(cfg, data, rt)
     acc = {x.name: score(x, data, "en-test") for x in s.table3}
-    facts |= setting_facts(cfg, s, data, profile) | results_facts(s, acc)
+    facts |= setting_facts(cfg, s, data, profile) | results_facts(s, acc) | lm_facts(s, data)
     ours_t3, paper_t3 = table3(s, data)
     tables["logiqa_table3"] = paper_vs_ours(paper_t3, ours_t3)
     tables["logiqa_table3_test"] = detail_table(s.table3, data)
