@@ -109,8 +109,7 @@ class FastText:
     word_ngrams: int = param(1, "longest word n-gram")
 
     def config(self, fields: str, seed: int) -> ngram.NgramConfig:
-        return ngram.NgramConfig(fields=fields, seed=seed, dim=self.dim, lr=self.lr, epochs=self.epochs,
-                                 word_ngrams=self.word_ngrams)
+        return ngram.NgramConfig(fields=fields, seed=seed, **asdict(self))  # the same field names
 
 
 @dataclass(frozen=True)
@@ -125,8 +124,7 @@ class BiLSTM:
     max_len: int = param(128, "words per option sequence")
 
     def config(self, fields: str, seed: int) -> bilstm.BiLSTMConfig:
-        return bilstm.BiLSTMConfig(fields=fields, seed=seed, emb_dim=self.emb_dim, hidden=self.hidden,
-                                   epochs=self.epochs, lr=self.lr, batch_size=self.batch_size, max_len=self.max_len)
+        return bilstm.BiLSTMConfig(fields=fields, seed=seed, **asdict(self))  # the same field names
 
 
 @dataclass(frozen=True)
