@@ -19,6 +19,15 @@ os.environ.setdefault("RCSTUDY_MODELS", str(ROOT / ".cache" / "models"))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+@pytest.fixture(scope="module")
+def fixture_data():
+    """``RCSTUDY_DATA`` pointing at the fixtures in the official formats, for a whole test module."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RCSTUDY_DATA", str(FIXTURES / "data"))
+    yield FIXTURES / "data"
+    mp.undo()
+
+
 @pytest.fixture
 def matches_snapshot():
     """``check(paper, name, text)``: ``text`` equals ``tests/snapshots/<paper>/<name>.txt``, so a

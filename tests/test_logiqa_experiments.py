@@ -4,7 +4,6 @@ tiny-model runs (encoder, ablation, transfer, LM), and the published numbers' sh
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,20 +13,12 @@ from rcstudy.data.records import MCItem
 from rcstudy.experiments import logiqa as ex
 from rcstudy.stats import direction, paired_difference
 
-DATA = Path(__file__).parent / "fixtures" / "data"
-
-
-@pytest.fixture(autouse=True)
-def fixture_data(monkeypatch):
-    monkeypatch.setenv("RCSTUDY_DATA", str(DATA))
+pytestmark = pytest.mark.usefixtures("fixture_data")  # every test reads the fixtures
 
 
 @pytest.fixture(scope="module")
-def data():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("RCSTUDY_DATA", str(DATA))
-    yield ex.load_data(ex.Dataset(languages=("en", "zh")))
-    mp.undo()
+def data(fixture_data):
+    return ex.load_data(ex.Dataset(languages=("en", "zh")))
 
 
 def test_diagnostics(data):
@@ -206,14 +197,13 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     assert set(saved["systems"]) == {s.name for s in res.systems.everything}
 
 
-def test_lm_scores_are_the_harness_acc_and_acc_norm(isolated_cache, monkeypatch):
+def test_lm_scores_are_the_harness_acc_and_acc_norm(isolated_cache):
     """``sum`` is the summed log-likelihood of each option (acc); ``per_char`` divides it by the
     option's length in characters (acc_norm), as lm-evaluation-harness does."""
     from rcstudy.baselines.option_lm import option_logliks
     from rcstudy.data.logiqa import load_logiqa
     from rcstudy.prompts.logiqa import lm_inputs
 
-    monkeypatch.setenv("RCSTUDY_DATA", str(DATA))
     items = load_logiqa("test", "en")[:2]
     out = option_logliks("tiny-llama", items, runtime.setup(device="cpu", threads=1), batch_size=4)
     chars = np.array([len(c) for c in lm_inputs(items)[1]], dtype=float).reshape(2, -1)

@@ -14,15 +14,10 @@ from rcstudy.data import logiqa as lq
 from rcstudy.models.mc import option_pairs
 from rcstudy.prompts import logiqa as prompts
 
-HERE = Path(__file__).parent
-
 
 @pytest.fixture(scope="module")
-def item():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("RCSTUDY_DATA", str(HERE / "fixtures" / "data"))
-    yield lq.load_logiqa("test", "en")[0]
-    mp.undo()
+def item(fixture_data):
+    return lq.load_logiqa("test", "en")[0]
 
 
 def render(name: str, item) -> str:

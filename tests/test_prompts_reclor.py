@@ -15,17 +15,12 @@ from rcstudy.data import reclor
 from rcstudy.models.mc import FIELDS, option_pairs
 from rcstudy.prompts import reclor as prompts
 
-HERE = Path(__file__).parent
-
 
 @pytest.fixture(scope="module")
-def item():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("RCSTUDY_DATA", str(HERE / "fixtures" / "data"))
+def item(fixture_data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", reclor.SplitSizeWarning)
-        yield reclor.load_split("val")[0]
-    mp.undo()
+        return reclor.load_split("val")[0]
 
 
 def render(name: str, item) -> str:
