@@ -207,8 +207,6 @@ def published_inputs(chapter: str, root: Path) -> str:
     return json.loads(path.read_text()).get("metadata", {}).get("rcstudy", {}).get("inputs", "")
 
 
-
-
 def configure_environment(profile: str, *, online: bool, refresh: bool) -> None:
     """Environment the chapter kernels inherit: offline Hub unless ``online``, cache policy.
 
