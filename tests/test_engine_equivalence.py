@@ -24,7 +24,7 @@ WORDS = "the premise supports the conclusion only if every step of the argument 
 
 @pytest.fixture(scope="module")
 def rt():
-    return runtime.setup("cpu", threads=1)
+    return runtime.setup("cpu", threads=1, precision="fp32")  # exact comparisons: fp32 on every machine
 
 
 def _text(n_words: int, shift: int = 0) -> str:

@@ -410,7 +410,7 @@ def test_state_round_trips_through_safetensors(tmp_path):
 
 @pytest.fixture(scope="module")
 def rt():
-    return runtime.setup("cpu", threads=1)
+    return runtime.setup("cpu", threads=1, precision="fp32")  # exact comparisons: fp32 on every machine
 
 
 def test_finetuned_weights_are_cached_and_a_corrupt_file_retrains(rt, isolated_cache, monkeypatch):

@@ -16,7 +16,42 @@ from rcstudy.models.mc import MCConfig, finetune, fit_linear_head, frozen_featur
 
 @pytest.fixture(scope="module")
 def rt():
-    return runtime.setup("cpu", threads=1)
+    """fp32, so exactness checks hold on every machine; bf16 has its own tests."""
+    return runtime.setup("cpu", threads=1, precision="fp32")
+
+
+CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f {extra}\nbugs\t\t: none\n"
+
+
+@pytest.mark.parametrize("extra, native", [("avx512_bf16", True), ("amx_bf16 amx_tile", True), ("avx512_vnni", False)])
+def test_native_bf16_is_read_from_the_cpu_flags(extra, native):
+    assert runtime.cpu_has_native_bf16(CPUINFO.format(extra=extra)) is native
+
+
+def test_precision_is_bf16_where_native_and_can_be_forced(monkeypatch):
+    monkeypatch.setattr(runtime, "cpu_has_native_bf16", lambda cpuinfo=None: True)
+    monkeypatch.delenv(runtime.PRECISION_ENV, raising=False)
+    assert runtime.choose_dtype(torch.device("cpu")) == torch.bfloat16
+    assert runtime.choose_dtype(torch.device("cuda")) == torch.bfloat16
+    monkeypatch.setenv(runtime.PRECISION_ENV, "fp32")
+    assert runtime.choose_dtype(torch.device("cpu")) == torch.float32
+    monkeypatch.setattr(runtime, "cpu_has_native_bf16", lambda cpuinfo=None: False)
+    monkeypatch.delenv(runtime.PRECISION_ENV)
+    assert runtime.choose_dtype(torch.device("cpu")) == torch.float32
+    assert runtime.choose_dtype(torch.device("cpu"), "bf16") == torch.bfloat16
+    monkeypatch.setenv(runtime.PRECISION_ENV, "half")
+    with pytest.raises(ValueError, match=r"RCSTUDY_PRECISION='half' .* auto, fp32, bf16"):
+        runtime.choose_dtype(torch.device("cpu"))
+
+
+def test_the_precision_is_part_of_every_cache_key():
+    from rcstudy.cache import cache_key
+
+    runtime.setup("cpu", threads=1, precision="bf16")
+    a = cache_key("x", {"a": 1})
+    runtime.setup("cpu", threads=1, precision="fp32")
+    b = cache_key("x", {"a": 1})
+    assert (a["numerics"], b["numerics"]) == ("cpu-bf16", "cpu-fp32")
 
 
 def test_offline_short_names_resolve_to_package_weights():
@@ -52,8 +87,10 @@ def _toy_items(n=48):
     return items
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
 @pytest.mark.parametrize("model", ["tiny-bert", "tiny-llama"])  # an encoder, and a decoder-only model
-def test_finetune_loss_falls_and_is_reproducible(rt, model):
+def test_finetune_loss_falls_and_is_reproducible(model, precision):
+    rt = runtime.setup("cpu", threads=1, precision=precision)
     items = _toy_items()
     cfg = MCConfig(model=model, fields="QA", epochs=8, lr=3e-3, batch_size=8, warmup=0.0, seed=3)
     a = finetune(items, cfg, rt)

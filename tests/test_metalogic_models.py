@@ -30,7 +30,7 @@ def splits():
 
 @pytest.fixture(scope="module")
 def rt():
-    return runtime.setup("cpu", threads=1)
+    return runtime.setup("cpu", threads=1, precision="fp32")  # exact comparisons: fp32 on every machine
 
 
 def graph(splits, gid):

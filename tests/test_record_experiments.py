@@ -27,7 +27,7 @@ def make_query(qid, mentions, answers, query="Fans cheered @placeholder again.",
 
 @pytest.fixture(scope="module")
 def rt():
-    return runtime.setup("cpu", threads=1)
+    return runtime.setup("cpu", threads=1, precision="fp32")  # exact comparisons: fp32 on every machine
 
 
 @pytest.fixture(scope="module")

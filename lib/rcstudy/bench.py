@@ -17,7 +17,9 @@ b. **scoring**: zero-shot option scoring on LogiQA test with ``lm_model``: our
    predictions are identical, the largest log-likelihood difference and the time ratio.
 c. **FLOP/s**: the matmul FLOPs of the training runs of (a), counted from the tensor shapes the
    model actually ran (forward + backward), per second of training, against this machine's best
-   measured ``torch.matmul`` rate in the same dtype (fp32 on CPU, bf16 on CUDA).
+   measured ``torch.matmul`` rate in the same dtype (the runtime's: bf16 on CUDA and on CPUs with
+   native bf16, fp32 elsewhere; ``RCSTUDY_PRECISION`` forces one). The Trainer and the harness run
+   in the same dtype.
 d. **book** (optional, ``--stages book``): the wall time of building the book in a profile, cold
    (as recorded by the runner in ``book/timings.json``, or measured with ``book_cold=true``)
    warm in two ways (every chapter re-executed with the result cache filled; and a rebuild after a
@@ -202,7 +204,7 @@ def matmul_peak(rt, size: int, reps: int) -> dict:
     """The best rate of ``size``×``size`` ``torch.matmul`` here, in the engine's training dtype."""
     import torch
 
-    dtype = torch.bfloat16 if rt.cuda else torch.float32
+    dtype = rt.dtype
     a = torch.randn(size, size, device=rt.device, dtype=dtype)
     b = torch.randn(size, size, device=rt.device, dtype=dtype)
     inner = 10 if rt.cuda else 1  # a GPU matmul is too short to time alone
@@ -273,7 +275,7 @@ def _train_reference(train, val, cfg: BenchConfig, rt, vocab_size: int, workdir:
         output_dir=str(workdir), max_steps=cfg.train_steps, per_device_train_batch_size=cfg.batch_size,
         per_device_eval_batch_size=cfg.eval_batch_size, learning_rate=cfg.lr, warmup_steps=0.1,
         weight_decay=0.01, max_grad_norm=1.0, lr_scheduler_type="linear", seed=cfg.seed,
-        bf16=rt.cuda, tf32=True if rt.cuda else None, use_cpu=not rt.cuda, dataloader_num_workers=0,
+        bf16=rt.bf16, tf32=True if rt.cuda else None, use_cpu=not rt.cuda, dataloader_num_workers=0,
         save_strategy="no", logging_strategy="no", report_to="none", disable_tqdm=True,
     )
     with EmbeddingShapes(vocab_size) as shapes:
@@ -390,7 +392,7 @@ def _harness_loglik(lm, prompts: list[str], items, cfg: BenchConfig, rt) -> tupl
             tasks = TaskManager(include_path=tmp, include_defaults=False).load([TASK])
             model = HFLM(pretrained=lm.model, tokenizer=lm.tokenizer, batch_size=cfg.lm_batch_size,
                          max_length=lm.max_length, softmax_dtype=torch.float32,
-                         mixed_precision_dtype=torch.bfloat16 if rt.cuda else None)
+                         mixed_precision_dtype=torch.bfloat16 if rt.bf16 else None)
             start = _now(rt)
             out = evaluator.evaluate(lm=model, task_dict=tasks, log_samples=True, bootstrap_iters=0,
                                      verbosity="ERROR")

@@ -32,7 +32,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
-from . import serialize
+from . import runtime, serialize
 from .settings import cache_dir, data_dir, refresh_requested
 
 T = TypeVar("T")
@@ -178,12 +178,14 @@ def _calling_module(depth: int) -> list[str]:
 
 def cache_key(name: str, params: dict, data_files: Iterable[Path] = (), code: Sequence[str] = ()) -> dict:
     """Everything a cached result depends on, as a JSON-able dict: ``code`` names the modules
-    that compute it (see :func:`code_fingerprint`)."""
+    that compute it (see :func:`code_fingerprint`); the runtime's device and precision
+    (:func:`rcstudy.runtime.numerics`) are part of it too."""
     return {
         "name": name,
         "params": params,
         "data": {_data_label(Path(p)): file_checksum(p) for p in data_files},
         "code": code_fingerprint(code) if code else "",
+        "numerics": runtime.numerics(),
     }
 
 

@@ -1,7 +1,12 @@
 """Device, precision, threads and seeds: one place decides how computation runs.
 
-On CUDA: bf16 autocast and TF32 matmuls. On CPU: float32, a thread count matched to the
-machine (``RCSTUDY_THREADS`` overrides). Chapters call :func:`setup` once in their first cell.
+Precision: bf16 autocast on CUDA and on CPUs with native bf16 arithmetic (the ``avx512_bf16``
+or ``amx_bf16`` instructions; about twice the fp32 matmul rate there), fp32 elsewhere, where
+emulated bf16 is slower than fp32. ``RCSTUDY_PRECISION=fp32`` (or ``bf16``) forces one. Weights
+stay fp32 under autocast, and losses and log-probabilities are computed in fp32. On CUDA also
+TF32 matmuls. Threads: a count matched to the machine (``RCSTUDY_THREADS`` overrides).
+Chapters call :func:`setup` once in their first cell; the numerics it chose are part of every
+cache key (:func:`numerics`), so results computed in one precision never stand in for another.
 """
 
 from __future__ import annotations
@@ -18,24 +23,71 @@ import numpy as np
 import torch
 
 
+#: Environment variable that forces a precision: "fp32", "bf16", or "auto" (the default).
+PRECISION_ENV = "RCSTUDY_PRECISION"
+PRECISIONS = ("auto", "fp32", "bf16")
+#: CPU instruction-set flags (``/proc/cpuinfo``) that mean native bf16 arithmetic.
+CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
 @dataclass(frozen=True)
 class Runtime:
     device: torch.device
     threads: int
+    dtype: torch.dtype = torch.float32
 
     @property
     def cuda(self) -> bool:
         return self.device.type == "cuda"
 
+    @property
+    def bf16(self) -> bool:
+        return self.dtype == torch.bfloat16
+
+    @property
+    def numerics(self) -> str:
+        """Device type and precision, e.g. ``cpu-bf16``: what a cached result was computed with."""
+        return f"{self.device.type}-{'bf16' if self.bf16 else 'fp32'}"
+
     def autocast(self):
-        """bf16 autocast on CUDA; a no-op on CPU (bf16 matmuls are slower than fp32 on most CPUs)."""
-        if self.cuda:
-            return torch.autocast("cuda", dtype=torch.bfloat16)
+        """bf16 autocast where this runtime computes in bf16; otherwise a no-op."""
+        if self.bf16:
+            return torch.autocast(self.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
 
-def setup(device: str = "auto", threads: int | None = None) -> Runtime:
-    """Pick the device and configure torch for it; returns the :class:`Runtime`."""
+def cpu_has_native_bf16(cpuinfo: str | None = None) -> bool:
+    """Whether the CPU computes bf16 natively (``avx512_bf16`` or ``amx_bf16`` among its flags)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = open("/proc/cpuinfo", encoding="utf-8", errors="replace").read()
+        except OSError:  # not Linux: no way to tell, so fp32
+            return False
+    flags = set()
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            flags.update(line.partition(":")[2].split())
+    return any(flag in flags for flag in CPU_BF16_FLAGS)
+
+
+def choose_dtype(device: torch.device, precision: str | None = None) -> torch.dtype:
+    """bf16 on CUDA and on CPUs with native bf16, fp32 elsewhere; ``precision`` (else
+    :data:`PRECISION_ENV`) "fp32" or "bf16" forces one."""
+    precision = (precision or os.environ.get(PRECISION_ENV) or "auto").lower()
+    if precision not in PRECISIONS:
+        raise ValueError(f"{PRECISION_ENV}={precision!r} is not a precision; choose one of {', '.join(PRECISIONS)}")
+    if precision == "auto":
+        native = device.type == "cuda" or (device.type == "cpu" and cpu_has_native_bf16())
+        precision = "bf16" if native else "fp32"
+    return torch.bfloat16 if precision == "bf16" else torch.float32
+
+
+_current: Runtime | None = None
+
+
+def setup(device: str = "auto", threads: int | None = None, precision: str | None = None) -> Runtime:
+    """Pick the device and precision and configure torch for them; returns the :class:`Runtime`."""
+    global _current
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dev = torch.device(device)
@@ -47,7 +99,14 @@ def setup(device: str = "auto", threads: int | None = None) -> Runtime:
         torch.set_float32_matmul_precision("high")
     threads = threads or int(os.environ.get("RCSTUDY_THREADS", 0)) or (os.cpu_count() or 1)
     torch.set_num_threads(threads)
-    return Runtime(dev, threads)
+    _current = Runtime(dev, threads, choose_dtype(dev, precision))
+    return _current
+
+
+def numerics() -> str:
+    """The numerics of the runtime :func:`setup` last configured (``""`` before any): part of
+    every cache key, so a result computed in fp32 is not reused by a bf16 run, or the reverse."""
+    return _current.numerics if _current is not None else ""
 
 
 T = TypeVar("T")
@@ -103,4 +162,7 @@ def describe(rt: Runtime | None = None) -> dict:
         info["gpu"] = torch.cuda.get_device_name(0)
     if rt is not None:
         info["device"] = str(rt.device)
+        info["precision"] = "bf16" if rt.bf16 else "fp32"
+    if platform.system() == "Linux":
+        info["cpu_native_bf16"] = cpu_has_native_bf16()
     return info

@@ -2,9 +2,10 @@
 
 Speed matters on 2 CPU cores, so batches are padded dynamically (to the longest sequence in
 the batch, never to a fixed 256) and grouped by length; tokenisation is memoised per
-(tokenizer, fields, max_length, item); inference runs under ``torch.inference_mode``; on CUDA,
-bf16 autocast. Trained weights, predictions and frozen features are cached on disk, keyed by
-the configuration and a fingerprint of the items, so chapters share them and reruns are free.
+(tokenizer, fields, max_length, item); inference runs under ``torch.inference_mode``; bf16
+autocast wherever the runtime computes in bf16 (:mod:`rcstudy.runtime`). Trained weights,
+predictions and frozen features are cached on disk, keyed by the configuration, a fingerprint of
+the items, the runtime's precision and this module's code, so chapters share them and reruns are free.
 """
 
 from __future__ import annotations
@@ -228,7 +229,7 @@ def predict(trained: TrainedMC, items: Sequence[MCItem], rt: Runtime) -> np.ndar
 
 
 def _model_cache_key(cfg: MCConfig, train_items: Sequence[MCItem]) -> dict:
-    return cache_key("mc_models", {"cfg": asdict(cfg), "train": items_fingerprint(train_items)})
+    return cache_key("mc_models", {"cfg": asdict(cfg), "train": items_fingerprint(train_items)}, code=[__name__])
 
 
 def finetune_cached(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime) -> TrainedMC:

@@ -203,7 +203,7 @@ def checkpoint_path(cfg: Seq2SeqConfig, sources: Sequence[str], targets: Sequenc
     params = {"cfg": asdict(cfg), "examples": examples_fingerprint(sources, targets)}
     if select_key:  # what the selection scores on (the dev passages)
         params["select"] = select_key
-    key = cache_key("seq2seq_models", params)
+    key = cache_key("seq2seq_models", params, code=[__name__])
     return entry_path("seq2seq_models", key).with_suffix(".safetensors")
 
 
