@@ -6,7 +6,7 @@ import pytest
 
 from rcstudy import papers
 from rcstudy.claims import (AllOf, Above, AnyOf, Below, ClaimSpec, Compare, Higher, IfGiven, MissingEvidence, Not,
-                            Within, combine)
+                            Power, Within, combine)
 from rcstudy.report import ClaimLog
 from rcstudy.stats import Interval, MeanSD
 
@@ -77,3 +77,49 @@ def test_higher_compares_two_intervals_and_gives_no_verdict_when_they_overlap():
     assert Higher("a", "others")({**ev, "others": {"b": iv(70, 60, 80), "c": iv(50, 40, 60)}}) is False
     assert Higher("a", "b")({"a": 55.0, "b": 17.1}) is True  # the paper's point estimates
     assert Higher("a", "b")({"a": None, "b": 1.0}) is None
+
+
+def test_power_of_a_test_against_the_papers_effect():
+    # se = half-width / 1.96 = 2: the paper's 10 points above chance are 5 se away
+    strong = Power(Interval(30.0, 26.08, 33.92, 0.95, 400), paper=35.0, line=25.0)
+    assert strong.se == pytest.approx(2.0, abs=1e-4) and strong.power == pytest.approx(0.9988, abs=1e-4)
+    assert strong.adequate and strong.n_needed == 126  # 400 · (2.80 · 2 / 10)²
+    # se = 10: the same effect is one se away, power 0.17; 400 · 2.80² items would give 0.8
+    weak = Power(Interval(30.0, 10.4, 49.6, 0.95, 400), paper=35.0, line=25.0)
+    assert weak.power == pytest.approx(0.170, abs=1e-3) and not weak.adequate
+    assert weak.n_needed == 3140
+    assert Power(Interval(30.0, 26.0, 34.0, 0.95), 35.0, 25.0).n_needed is None  # n unknown
+    assert Power(Interval(30.0, 30.0, 30.0, 0.95, 10), 35.0, 25.0).power == 1.0  # no noise
+
+
+def test_rules_compute_power_on_the_interval_they_compare():
+    evidence, paper = {"acc": Interval(30.0, 10.4, 49.6, 0.95, 400)}, {"acc": 35.0}
+    assert Above("acc", 25).power(evidence, paper).power == pytest.approx(0.170, abs=1e-3)
+    assert Compare("acc.low", ">", 25).power(evidence, paper).effect == 10.0
+    # a mapping: the weakest entry decides; the paper's keys are matched where they are the same
+    drops = {"drops": {"a": Interval(8, 6.04, 9.96, 0.95, 300), "b": Interval(2, -18, 22, 0.95, 300)}}
+    assert Above("drops").power(drops, {"drops": {"a": 6.0, "b": 3.0}}).paper == 3.0
+    # two intervals: the difference of the paper's values, with both noises
+    higher = Higher("x", "y").power({"x": Interval(40, 38, 42, 0.95, 100), "y": Interval(30, 28, 32, 0.95, 100)},
+                                    {"x": 45.0, "y": 30.0})
+    assert higher.effect == 15.0 and higher.ours.estimate == 10.0 and higher.ours.n == 100
+    assert Within("acc", 0, 50).power(evidence, paper) is None  # no line to test against
+    assert AllOf((Above("acc", 25), Above("acc", 0))).power(evidence, paper).line == 25
+
+
+def test_a_claim_without_a_verdict_is_underpowered_or_inconclusive(monkeypatch):
+    spec = ClaimSpec("beats-chance", "Beats chance.", "interval above 25", Above("acc", 25), paper={"acc": 35.0})
+    monkeypatch.setattr(papers, "claims", lambda paper: [spec])
+    log = ClaimLog("logiqa")
+    weak = log.judge("beats-chance", {"acc": Interval(30.0, 10.4, 49.6, 0.95, 400)}, "30 [10, 50]")
+    assert weak.verdict == "underpowered" and weak.n_needed == 3140 and weak.power == pytest.approx(0.17, abs=0.01)
+    log = ClaimLog("logiqa")
+    # enough power for the paper's 10 points, and still no verdict: the effect here is smaller
+    flat = log.judge("beats-chance", {"acc": Interval(25.5, 23.5, 27.5, 0.95, 2000)}, "25.5 [23.5, 27.5]")
+    assert flat.verdict == "inconclusive" and flat.n_needed is None and flat.power > 0.99
+    log = ClaimLog("logiqa")
+    assert log.judge("beats-chance", None, "no data").verdict == "not testable here"
+
+
+def test_a_claim_of_no_effect_has_no_power_to_compute():
+    assert Above("gap", 0).power({"gap": Interval(1.0, -3.0, 5.0, 0.95, 50)}, {"gap": 0.0}) is None

@@ -1,12 +1,13 @@
 """Statistics, paper-vs-ours tables, checked claims and the published-numbers module."""
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from rcstudy import papers, report
+from rcstudy import learning, papers, report
 from rcstudy.stats import bootstrap_ci, mean_sd
 
 
@@ -56,6 +57,29 @@ def test_claims_round_trip_through_a_notebook(tmp_path):
     path = tmp_path / "demo.ipynb"
     path.write_text(json.dumps(nb))
     assert report.claims_from_notebook(path) == log.claims
+
+
+def test_a_row_learned_only_below_two_percent_of_ln_k():
+    assert learning.final_loss([3.0] * 90 + [1.0] * 10) == pytest.approx(1.0)  # the last tenth of the steps
+    flat = learning.check("flat", [[1.386, 1.3863, 1.385, 1.384]], k=4)
+    assert not flat.learned and "did not learn" in learning.warnings_text([flat])
+    edge = learning.check("edge", [[1.5, 0.98 * math.log(4) - 1e-3]], k=4)  # just below the 2% band
+    assert edge.learned and learning.warnings_text([edge]) == ""
+    two_seeds = learning.check("seeds", [[1.4, 1.0], [1.4, 1.5]], k=4)  # finals averaged over seeds
+    assert two_seeds.final == pytest.approx(1.25) and two_seeds.learned
+    assert not learning.check("binary", [[0.7, 0.69]], k=2).learned  # ln 2 = 0.693
+    with pytest.raises(ValueError, match="no training losses"):
+        learning.final_loss([])
+
+
+def test_a_claim_resting_on_a_row_that_did_not_learn_gets_no_verdict(tmp_path):
+    log = report.ClaimLog("reclor")
+    stuck = learning.check("MiniLM (C, Q, A)", [[1.386, 1.385]], k=4)
+    fine = learning.check("MiniLM (A)", [[1.386, 1.0]], k=4)
+    c = log.judge("easy-vs-hard", {"gap": 30.0}, "EASY 60%, HARD 30%", rests_on=[stuck, fine])
+    assert c.holds is None and c.verdict == report.NOT_LEARNED == "model did not learn"
+    assert "MiniLM (C, Q, A): training loss" in c.evidence and "MiniLM (A)" not in c.evidence
+    assert log.judge("hard-near-chance", {"gap": 5.0}, "HARD 30%", rests_on=[fine]).verdict == "holds"
 
 
 def test_csv_download_link_embeds_the_table():

@@ -94,5 +94,11 @@ def scorecard(published: Path) -> pd.DataFrame:
         nb = published / f"{chapter}.ipynb"
         if nb.exists():
             rows += [{"chapter": c.chapter, "id": c.id, "the paper says": c.claim, "our evidence": c.evidence,
-                      "verdict": c.verdict} for c in claims_from_notebook(nb)]
-    return pd.DataFrame(rows, columns=["chapter", "id", "the paper says", "our evidence", "verdict"])
+                      "paper's effect": c.paper_effect, "ours [95% interval]": c.ours or None, "power": c.power,
+                      "n needed": c.n_needed, "verdict": c.verdict} for c in claims_from_notebook(nb)]
+    return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)
+
+
+#: The scorecard's columns: the power calculation is :class:`rcstudy.claims.Power`.
+SCORECARD_COLUMNS = ["chapter", "id", "the paper says", "our evidence", "paper's effect", "ours [95% interval]",
+                     "power", "n needed", "verdict"]

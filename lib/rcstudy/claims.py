@@ -13,12 +13,22 @@ paper's own numbers do not satisfy does not encode what the paper says.
 
 Evidence references are names, optionally with a field: ``"reader"``, ``"best.high"`` (an
 interval's upper bound), ``"gap.estimate"``; a number stands for itself.
+
+**Power.** A rule that compares an interval of ours with a line (chance, zero, a threshold) also
+says how likely it was to reach a verdict: :meth:`Rule.power` asks whether a two-sided test at
+level :data:`ALPHA`, with the noise of our interval, would detect the effect the paper reports
+(the paper's own evidence, at the same name, minus the line) with power
+:data:`TARGET_POWER`, and how many items would be needed if not (:class:`Power`). A claim
+without a verdict is then *underpowered* (our data could not have decided it) or *inconclusive*
+(it could have, and did not).
 """
 
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any, Callable, Mapping, Sequence, Union
 
 from .stats import Interval, MeanSD
@@ -65,6 +75,101 @@ def resolve(ref: Ref, evidence: Mapping[str, Any]) -> Any:
     return getattr(value, attr)
 
 
+#: The level of the test, and the power it should have, in the power calculation.
+ALPHA, TARGET_POWER = 0.05, 0.8
+_NORMAL = NormalDist()
+
+
+@dataclass(frozen=True)
+class Power:
+    """Would a two-sided test at level :data:`ALPHA` detect the paper's effect with our noise?
+
+    ``ours`` is our interval of the quantity, ``paper`` the paper's value of it and ``line`` what
+    the rule compares it with; the effect is ``paper − line`` and the noise our interval's
+    standard error (its half-width over the normal quantile of its level). ``n_needed`` scales
+    our number of items by the square of the standard error that power :data:`TARGET_POWER`
+    needs (None where our interval does not say how many items it rests on)."""
+
+    ours: Interval
+    paper: float
+    line: float
+
+    @property
+    def effect(self) -> float:
+        return self.paper - self.line
+
+    @property
+    def se(self) -> float:
+        return (self.ours.high - self.ours.low) / (2 * _NORMAL.inv_cdf((1 + self.ours.level) / 2))
+
+    @property
+    def power(self) -> float:
+        if not math.isfinite(self.se):
+            return 0.0
+        if self.se <= 0:
+            return 1.0 if self.effect else ALPHA
+        z = abs(self.effect) / self.se
+        crit = _NORMAL.inv_cdf(1 - ALPHA / 2)
+        return _NORMAL.cdf(z - crit) + _NORMAL.cdf(-z - crit)
+
+    @property
+    def adequate(self) -> bool:
+        return self.power >= TARGET_POWER
+
+    @property
+    def n_needed(self) -> int | None:
+        if self.ours.n is None or not self.effect or not math.isfinite(self.se):
+            return None
+        z = _NORMAL.inv_cdf(1 - ALPHA / 2) + _NORMAL.inv_cdf(TARGET_POWER)
+        return max(1, math.ceil(self.ours.n * (z * self.se / abs(self.effect)) ** 2))
+
+    def describe(self) -> str:
+        need = "" if self.adequate or self.n_needed is None else f"; ~{self.n_needed:,} items needed"
+        return f"power {self.power:.2f} to detect the paper's {self.effect:+.1f} vs {self.line:g}{need}"
+
+
+def weakest(powers: Sequence[Power | None]) -> Power | None:
+    """The least powerful of several tests that must all succeed (None if none is computed)."""
+    known = [p for p in powers if p is not None]
+    return min(known, key=lambda p: p.power) if known else None
+
+
+def _pairs(ours: Any, paper: Any) -> list[tuple[Interval, float]]:
+    """(our interval, the paper's value) pairs: entry by entry where the paper has our keys,
+    otherwise each of ours against every value of the paper's (the weakest test is kept)."""
+    if ours is None or paper is None:
+        return []
+    if isinstance(ours, Mapping):
+        if isinstance(paper, Mapping) and set(paper) >= set(ours):
+            return [pair for k, v in ours.items() for pair in _pairs(v, paper[k])]
+        return [pair for v in ours.values() for pair in _pairs(v, paper)]
+    if not isinstance(ours, Interval):
+        return []
+    if isinstance(paper, Mapping):
+        return [(ours, point(v)) for v in paper.values() if v is not None]
+    return [(ours, point(paper))]
+
+
+def _power(ours: Any, paper: Any, line: Any) -> Power | None:
+    """The weakest test of our interval(s) against the paper's value(s) relative to ``line``."""
+    if line is None or isinstance(line, Mapping):
+        return None
+    # the paper's value on the line: a claim of no effect, with no effect to detect
+    return weakest([Power(o, p, point(line)) for o, p in _pairs(ours, paper) if p != point(line)])
+
+
+def _interval_name(ref: Ref) -> Ref:
+    """``"x.low"`` → ``"x"``: the interval a bound belongs to."""
+    return ref.partition(".")[0] if isinstance(ref, str) else ref
+
+
+def _lookup(ref: Ref, evidence: Mapping[str, Any]) -> Any:
+    try:
+        return resolve(ref, evidence)
+    except (MissingEvidence, AttributeError):
+        return None
+
+
 class Rule:
     """A declared check of evidence; ``describe()`` says it in words."""
 
@@ -73,6 +178,11 @@ class Rule:
 
     def describe(self) -> str:
         raise NotImplementedError
+
+    def power(self, evidence: Mapping[str, Any], paper: Mapping[str, Any]) -> Power | None:
+        """How likely the check was to detect the paper's effect with our noise (see :class:`Power`);
+        None where the rule does not compare an interval of ours with a line."""
+        return None
 
 
 def _each(value: Any, decide: Callable[[Any], Verdict]) -> Verdict:
@@ -108,6 +218,10 @@ class Compare(Rule):
     def describe(self):
         return f"{self.left} {self.op} {self.right}"
 
+    def power(self, evidence, paper):
+        name = _interval_name(self.left)
+        return _power(_lookup(name, evidence), _lookup(name, paper), _lookup(self.right, evidence))
+
 
 @dataclass(frozen=True)
 class Within(Rule):
@@ -142,6 +256,9 @@ class Above(Rule):
     def describe(self):
         return f"the 95% interval of {self.value} lies above {self.threshold:g} (no verdict if it contains it)"
 
+    def power(self, evidence, paper):
+        return _power(_lookup(self.value, evidence), _lookup(self.value, paper), self.threshold)
+
 
 @dataclass(frozen=True)
 class Below(Rule):
@@ -159,6 +276,9 @@ class Below(Rule):
 
     def describe(self):
         return f"the 95% interval of {self.value} lies below {self.threshold:g} (no verdict if it contains it)"
+
+    def power(self, evidence, paper):
+        return _power(_lookup(self.value, evidence), _lookup(self.value, paper), self.threshold)
 
 
 def _bounds(value: Any) -> tuple[float, float]:
@@ -192,6 +312,27 @@ class Higher(Rule):
     def describe(self):
         return f"the 95% interval of {self.left} lies above that of {self.right} (no verdict if they overlap)"
 
+    def power(self, evidence, paper):
+        """The difference left − right against zero; our two intervals' noises add (independent)."""
+        left, right = _lookup(self.left, evidence), _lookup(self.right, evidence)
+        paper_left, paper_right = _lookup(self.left, paper), _lookup(self.right, paper)
+        if not isinstance(left, Interval) or paper_left is None or paper_right is None:
+            return None
+        others = right.items() if isinstance(right, Mapping) else [(None, right)]
+        tests = []
+        for key, other in others:
+            if not isinstance(other, Interval):
+                continue
+            paper_other = paper_right.get(key) if isinstance(paper_right, Mapping) else paper_right
+            if paper_other is None:
+                continue
+            half = math.hypot(left.high - left.low, other.high - other.low) / 2
+            n = min(x for x in (left.n, other.n) if x is not None) if (left.n or other.n) else None
+            diff = left.estimate - other.estimate
+            tests.append(Power(Interval(diff, diff - half, diff + half, left.level, n),
+                               point(paper_left) - point(paper_other), 0.0))
+        return weakest(tests)
+
 
 @dataclass(frozen=True)
 class AllOf(Rule):
@@ -204,6 +345,9 @@ class AllOf(Rule):
 
     def describe(self):
         return " and ".join(r.describe() for r in self.rules)
+
+    def power(self, evidence, paper):
+        return weakest([r.power(evidence, paper) for r in self.rules])
 
 
 @dataclass(frozen=True)
@@ -219,6 +363,10 @@ class AnyOf(Rule):
     def describe(self):
         return " or ".join(r.describe() for r in self.rules)
 
+    def power(self, evidence, paper):
+        known = [p for p in (r.power(evidence, paper) for r in self.rules) if p is not None]
+        return max(known, key=lambda p: p.power) if known else None
+
 
 @dataclass(frozen=True)
 class Not(Rule):
@@ -232,6 +380,9 @@ class Not(Rule):
 
     def describe(self):
         return f"not ({self.rule.describe()})"
+
+    def power(self, evidence, paper):
+        return self.rule.power(evidence, paper)
 
 
 @dataclass(frozen=True)
@@ -250,6 +401,11 @@ class IfGiven(Rule):
 
     def describe(self):
         return f"{self.rule.describe()} (where {self.ref} is given)"
+
+    def power(self, evidence, paper):
+        if evidence.get(self.ref.partition(".")[0]) is None:
+            return None
+        return self.rule.power(evidence, paper)
 
 
 @dataclass(frozen=True)
@@ -276,6 +432,12 @@ class ClaimSpec:
         if evidence is None:
             return None
         return self.rule(evidence)
+
+    def power(self, evidence: Mapping[str, Any] | None) -> Power | None:
+        """How likely our evidence was to detect the paper's effect (:meth:`Rule.power`)."""
+        if evidence is None:
+            return None
+        return self.rule.power(evidence, self.paper)
 
 
 def by_id(specs: Sequence[ClaimSpec]) -> dict[str, ClaimSpec]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 from typing import Mapping, Sequence
 
 import matplotlib.pyplot as plt  # the backend is the user's (matplotlib falls back to Agg without a display)
@@ -112,6 +113,29 @@ def training_curves(panels, seeds):
         ax.set_xlabel("optimiser step")
         ax.legend()
     axes[0].set_ylabel("training loss (moving average)")
+    return fig
+
+
+def loss_curves(curves: Mapping[str, Sequence[Sequence[float]]], k: int):
+    """Training loss of each trained row (one line per seed, a moving average over a tenth of its
+    steps) against ln k, the loss of guessing among k options, and the 2% band below it within
+    which a row counts as not learned (:mod:`rcstudy.learning`)."""
+    from .learning import CHANCE_MARGIN
+
+    if not curves:
+        return message("no trained row reports its training loss in this run")
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    for name, runs in curves.items():
+        for seed, curve in enumerate(runs):
+            curve = np.asarray(curve, dtype=float)
+            window = max(1, len(curve) // 10)
+            smooth = np.convolve(curve, np.ones(window) / window, mode="valid")
+            ax.plot(np.arange(len(smooth)) + window, smooth, label=name if len(runs) == 1 else f"{name}, seed {seed + 1}")
+    chance = math.log(k)
+    ax.axhspan((1 - CHANCE_MARGIN) * chance, chance, color="0.85", zorder=0)
+    ax.axhline(chance, color="0.3", ls="--", lw=1, label=f"ln {k}: guessing")
+    ax.set(xlabel="optimiser step", ylabel="training loss (moving average)")
+    ax.legend(fontsize=8, loc="lower left")
     return fig
 
 

@@ -12,15 +12,21 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .claims import by_id
+from .claims import Power, by_id
+from .learning import LossCheck
 from .stats import Interval, MeanSD
 
 CLAIMS_SUFFIX = "_claims"
 VERDICTS = {True: "holds", False: "does not hold", None: "not testable here"}
+#: The verdict of a claim that rests on a trained row that did not learn (:mod:`rcstudy.learning`).
+NOT_LEARNED = "model did not learn"
+#: No verdict from our evidence: it could not have detected the paper's effect (power below the
+#: target), or it could have and did not (:class:`rcstudy.claims.Power`).
+UNDERPOWERED, INCONCLUSIVE = "underpowered", "inconclusive"
 
 
 def glue(name: str, value, display: bool = False):
@@ -87,10 +93,15 @@ class Claim:
     test: str  # how we check it
     evidence: str  # our numbers behind the verdict
     holds: bool | None
+    reason: str = ""  # why there is no verdict, when it is not missing data: NOT_LEARNED, UNDERPOWERED, INCONCLUSIVE
+    ours: str = ""  # our interval of the quantity the power calculation is about
+    paper_effect: float | None = None  # the paper's effect on that quantity, against the rule's line
+    power: float | None = None  # of a two-sided test at level 0.05 to detect it with our noise
+    n_needed: int | None = None  # items for power 0.8, where our power is below it
 
     @property
     def verdict(self) -> str:
-        return VERDICTS[self.holds]
+        return self.reason or VERDICTS[self.holds]
 
 
 class ClaimLog:
@@ -107,19 +118,36 @@ class ClaimLog:
         self.specs = by_id(papers.claims(chapter)) if chapter in papers.PAPERS else {}
         self.claims: list[Claim] = []
 
-    def judge(self, id: str, evidence: Mapping | None, text: str) -> Claim:
+    def judge(self, id: str, evidence: Mapping | None, text: str, *, rests_on: Sequence[LossCheck] = ()) -> Claim:
         """Record the verdict of declared claim ``id`` on ``evidence`` (named values; None: the
-        data here cannot test it), with ``text`` saying the evidence in words."""
+        data here cannot test it), with ``text`` saying the evidence in words. ``rests_on``: the
+        trained rows the evidence comes from; if one of them did not learn, there is no verdict."""
         if id not in self.specs:
             raise KeyError(f"{self.chapter}: no declared claim {id!r}; declared: {', '.join(self.specs)}")
         spec = self.specs[id]
-        return self.check(id, spec.statement(), spec.how(), spec.judge(evidence), text)
+        power = spec.power(evidence)
+        stuck = [c for c in rests_on if not c.learned]
+        if stuck:
+            text += "; not judged: " + "; ".join(c.describe() for c in stuck)
+            return self.check(id, spec.statement(), spec.how(), None, text, reason=NOT_LEARNED, power=power)
+        holds = spec.judge(evidence)
+        reason = ""
+        if holds is None and evidence is not None:
+            reason = UNDERPOWERED if power is not None and not power.adequate else INCONCLUSIVE
+        return self.check(id, spec.statement(), spec.how(), holds, text, reason=reason, power=power)
 
-    def check(self, id: str, claim: str, test: str, holds: bool | None, evidence: str) -> Claim:
-        """Record one checked claim; ``holds=None`` when the data here cannot test it."""
+    def check(self, id: str, claim: str, test: str, holds: bool | None, evidence: str, *, reason: str = "",
+              power: Power | None = None) -> Claim:
+        """Record one checked claim; ``holds=None`` when the data here cannot test it (or
+        ``reason`` says why there is no verdict); ``power``: how likely our evidence was to detect
+        the paper's effect."""
         if any(c.id == id for c in self.claims):
             raise ValueError(f"claim {id!r} recorded twice in {self.chapter}")
-        c = Claim(self.chapter, id, claim, test, evidence, None if holds is None else bool(holds))
+        more = {}
+        if power is not None:
+            more = {"ours": str(power.ours), "paper_effect": round(power.effect, 2), "power": round(power.power, 3),
+                    "n_needed": None if power.adequate else power.n_needed}
+        c = Claim(self.chapter, id, claim, test, evidence, None if holds is None else bool(holds), reason, **more)
         self.claims.append(c)
         return c
 
@@ -131,15 +159,21 @@ class ClaimLog:
         )
 
     def _repr_html_(self) -> str:
+        def power(c: Claim) -> str:
+            if c.power is None:
+                return "n/a"
+            need = f" (~{c.n_needed:,} items needed)" if c.n_needed else ""
+            return f"{c.power:.2f} for the paper's {c.paper_effect:+.1f}{need}"
+
         rows = "".join(
             f'<tr class="verdict-{c.verdict.replace(" ", "-")}"><td>{html.escape(c.claim)}</td>'
-            f"<td>{html.escape(c.test)}</td><td>{html.escape(c.evidence)}</td>"
+            f"<td>{html.escape(c.test)}</td><td>{html.escape(c.evidence)}</td><td>{html.escape(power(c))}</td>"
             f"<td><strong>{c.verdict}</strong></td></tr>"
             for c in self.claims
         )
         return (
             '<table class="claims"><thead><tr><th>The paper says</th><th>How we check it</th>'
-            f"<th>Our evidence</th><th>Verdict</th></tr></thead><tbody>{rows}</tbody></table>"
+            f"<th>Our evidence</th><th>Power</th><th>Verdict</th></tr></thead><tbody>{rows}</tbody></table>"
         )
 
     def _repr_json_(self) -> dict:

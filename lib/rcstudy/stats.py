@@ -33,6 +33,7 @@ class Interval:
     low: float
     high: float
     level: float
+    n: int | None = None  # the items it rests on, where known (the power calculation scales with it)
 
     def __str__(self) -> str:
         return f"{self.estimate:.1f} [{self.low:.1f}, {self.high:.1f}]"
@@ -56,7 +57,7 @@ def bootstrap_ci(values: Sequence[float], *, level: float = 0.95, n_boot: int = 
     means = arr[rng.integers(0, arr.size, size=(n_boot, arr.size))].mean(axis=1)
     alpha = (1 - level) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
-    return Interval(scale * float(arr.mean()), scale * float(low), scale * float(high), level)
+    return Interval(scale * float(arr.mean()), scale * float(low), scale * float(high), level, int(arr.size))
 
 
 def paired_difference(x: Sequence[float], y: Sequence[float], *, seed: int = 0, scale: float = 100.0,
@@ -85,4 +86,4 @@ def difference_interval(a: Sequence[float], b: Sequence[float], *, n_boot: int =
     rng = np.random.default_rng(seed)
     diffs = (a[rng.integers(0, a.size, (n_boot, a.size))].mean(1) - b[rng.integers(0, b.size, (n_boot, b.size))].mean(1))
     lo, hi = np.quantile(diffs, [(1 - level) / 2, (1 + level) / 2])
-    return Interval(100 * float(a.mean() - b.mean()), 100 * float(lo), 100 * float(hi), level)
+    return Interval(100 * float(a.mean() - b.mean()), 100 * float(lo), 100 * float(hi), level, int(a.size + b.size))
