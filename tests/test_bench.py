@@ -76,6 +76,63 @@ def test_tiny_benchmark_writes_json_and_markdown(tiny_data, tmp_path, isolated_c
     assert md.count("\n| ") == 1 + len(bench.summary_rows(saved))  # header + one line per measure
 
 
+PRECISION_MEASURES = [
+    "training questions/s (ratio: bf16 ÷ fp32)", bench.PRECISION_ACCURACY_MEASURE,
+    "GFLOP/s of the matmul peak in the same dtype", "bf16 training questions/s, ours vs Trainer (ratio: ours ÷ Trainer)",
+    "bf16 GFLOP/s of the bf16 matmul peak, ours vs Trainer", bench.SAME_PREDICTION_MEASURE,
+    "largest |Δ log-likelihood| over all options",
+]
+
+
+def test_tiny_precision_stage_runs_fp32_and_bf16_and_restores_the_runtime(tiny_data, tmp_path, isolated_cache):
+    out = tmp_path / "out"
+    results = bench.run(bench.config_from("tiny"), ("precision",), preset="tiny", out_dir=out,
+                        rt=runtime.setup("cpu", threads=1, precision="fp32"))
+    assert runtime.numerics() == "cpu-fp32" and torch.get_num_threads() == 1  # the caller's runtime again
+
+    t, s = results["precision"]["training"], results["precision"]["scoring"]
+    runs = {name: t[name] for name in ("fp32", "bf16", "reference_bf16")}
+    assert {name: r["dtype"] for name, r in runs.items()} == {"fp32": "float32", "bf16": "bfloat16",
+                                                              "reference_bf16": "bfloat16"}
+    assert {name: p["dtype"] for name, p in t["peaks"].items()} == {"fp32": "float32", "bf16": "bfloat16"}
+    for r in runs.values():
+        assert r["questions_per_s"] > 0 and len(r["correct"]) == t["eval_questions"] == 4
+        assert r["accuracy"]["low"] <= r["accuracy"]["estimate"] <= r["accuracy"]["high"]
+        assert 0 < r["fraction_of_peak"] <= 1
+    d = t["accuracy_difference"]
+    assert d["low"] <= d["estimate"] <= d["high"]
+    assert d["estimate"] == pytest.approx(25 * (sum(t["fp32"]["correct"]) - sum(t["bf16"]["correct"])))
+    assert t["speedup"] == pytest.approx(t["bf16"]["questions_per_s"] / t["fp32"]["questions_per_s"])
+    assert s["items"] == 3 and s["options"] == 12 and {"fp32", "bf16"} <= set(s)
+    assert 0 <= s["identical_share"] <= 1 and s["identical_predictions"] == round(3 * s["identical_share"])
+    assert 0 <= s["max_abs_loglik_difference"] < float("inf")
+
+    rows = bench.summary_rows(results)
+    assert [r["measure"] for r in rows] == PRECISION_MEASURES
+    assert rows[0]["ours"].startswith("fp32 ") and rows[0]["reference"].startswith("bf16 ")
+    assert all(r["met"] in ("yes", "no") for r in rows if r["target"])
+    assert "| e. fp32 vs bf16: fine-tuning tiny-bert" in (out / "cpu.md").read_text()
+
+
+def _precision_results(identical: int, diff_low: float) -> dict:
+    run = {"questions_per_s": 1.0, "flops_per_s": 1e9, "fraction_of_peak": 0.5,
+           "accuracy": {"estimate": 30.0, "low": 25.0, "high": 35.0}}
+    peak = {"flops_per_s": 2e9}
+    return {"precision": {
+        "training": {"model": "m", "steps": 10, "batch_size": 8, "fp32": run, "bf16": run, "reference_bf16": run,
+                     "peaks": {"fp32": peak, "bf16": peak}, "speedup": 1.0, "reference_speedup": 3.0,
+                     "accuracy_difference": {"estimate": diff_low + 2, "low": diff_low, "high": diff_low + 4}},
+        "scoring": {"model": "lm", "items": 100, "identical_predictions": identical, "identical_share": identical / 100,
+                    "max_abs_loglik_difference": 0.1}}}
+
+
+@pytest.mark.parametrize("identical, diff_low, met", [(97, -1.0, ["yes", "yes"]), (96, 0.5, ["no", "no"])])
+def test_precision_rows_check_the_targets(identical, diff_low, met):
+    rows = {r["measure"]: r for r in bench.summary_rows(_precision_results(identical, diff_low))}
+    assert [rows[bench.SAME_PREDICTION_MEASURE]["met"], rows[bench.PRECISION_ACCURACY_MEASURE]["met"]] == met
+    assert rows[bench.SAME_PREDICTION_MEASURE]["ours"] == f"{identical}/100 ({identical}%)"
+
+
 def test_flop_formula_matches_torch_flop_counter():
     model = load_multiple_choice("tiny-bert").train()
     ids = torch.randint(1000, 2000, (2, 4, 37))

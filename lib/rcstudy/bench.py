@@ -25,6 +25,14 @@ d. **book** (optional, ``--stages book``): the wall time of building the book in
    warm in two ways (every chapter re-executed with the result cache filled; and a rebuild after a
    text-only edit of ``book_edited``, which re-executes that chapter and the pages that read it),
    and the peak memory of the largest process.
+e. **precision** (by default in the cpu and gpu presets): the training of (a) with our trainer
+   and the scoring of (b) with our scorer, each once in fp32 and once under bf16 autocast,
+   whatever the runtime's own choice, and the runtime's setup restored afterwards. Reported:
+   the training speed of both and their ratio, the val accuracy of both with a paired bootstrap
+   interval of the difference (fp32 − bf16), the share of LogiQA items whose predicted option
+   is the same and the largest log-likelihood difference; each training run's FLOP/s against
+   the matmul peak measured in its own dtype; and the ``Trainer`` reference trained in bf16, so
+   that the ratio of (a) is also reported with both sides in bf16.
 
 Results go to ``<out>/<device>.json`` and, as a markdown table, ``<out>/<device>.md``
 (``<out>`` defaults to ``benchmarks/results``); the book's appendix page shows them. Every size
@@ -37,6 +45,7 @@ Heavy libraries are imported inside the stages, so ``--help`` and reading result
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -53,8 +62,13 @@ from pathlib import Path
 from . import __version__
 from .settings import PROJECT_ROOT, book_root
 
-STAGES = ("train", "score", "book")
-DEFAULT_STAGES = ("train", "score")
+STAGES = ("train", "score", "precision", "book")
+#: What each preset runs unless ``--stages`` says otherwise. The tiny preset (the tests, the smoke
+#: book) leaves out the precision stage: it repeats the training and scoring of the others.
+DEFAULT_STAGES = {"cpu": ("train", "score", "precision"), "gpu": ("train", "score", "precision"),
+                  "tiny": ("train", "score")}
+#: The precisions the precision stage compares, the reference first.
+PRECISIONS = ("fp32", "bf16")
 RESULTS_DIR = PROJECT_ROOT / "benchmarks" / "results"
 
 #: Targets the benchmark reports against (speed targets live here, not in timed tests).
@@ -62,6 +76,7 @@ TARGETS = {
     "train_speedup": 2.0,  # our questions/s ÷ the Trainer reference's
     "score_speedup": 1.0,  # lm-evaluation-harness seconds ÷ ours
     "cpu_peak_fraction": 0.40,  # training FLOP/s ÷ measured matmul peak, on CPU
+    "precision_same_prediction": 0.97,  # share of items whose predicted option is the same in fp32 and bf16
     "cold_build_s": 3600.0,
     "warm_build_s": 120.0,
 }
@@ -88,7 +103,7 @@ class BenchConfig:
 
 
 PRESETS = {
-    # a quiet 2-core CPU machine: about 35 minutes for train + score
+    # a quiet 2-core CPU machine: about 35 minutes for train + score, roughly as much again for precision
     "cpu": BenchConfig(),
     # one GPU: one epoch of ReClor train at 32 questions a step, all of LogiQA test
     "gpu": BenchConfig(train_steps=144, batch_size=32, eval_batch_size=64, lm_items=None, lm_batch_size=32,
@@ -149,6 +164,22 @@ def _now(rt) -> float:
 
         torch.cuda.synchronize()
     return time.perf_counter()
+
+
+@contextlib.contextmanager
+def in_precision(rt, precision: str):
+    """``rt``'s device and threads with ``precision`` ("fp32" or "bf16"), set up for the block.
+
+    :func:`rcstudy.runtime.setup` changes module-wide state (the numerics in every cache key,
+    torch's thread count), so ``rt``'s own setup is restored afterwards: the stages that follow
+    run as they would have without this one.
+    """
+    from . import runtime
+
+    try:
+        yield runtime.setup(str(rt.device), rt.threads, precision)
+    finally:
+        runtime.setup(str(rt.device), rt.threads, "bf16" if rt.bf16 else "fp32")
 
 
 # --- FLOPs --------------------------------------------------------------------------------------
@@ -266,76 +297,85 @@ def _padded_features(tokenizer, items, max_length: int) -> tuple[list[dict], int
     return features, int(enc["attention_mask"].sum())
 
 
-def _train_reference(train, val, cfg: BenchConfig, rt, vocab_size: int, workdir: Path) -> dict:
+def _train_reference(train, val, cfg: BenchConfig, rt, vocab_size: int) -> dict:
+    """The ``Trainer`` pipeline on the same items, in ``rt``'s dtype (``bf16=True`` under a bf16 runtime)."""
     from transformers import PrinterCallback, Trainer, TrainingArguments
 
     from .models import load_multiple_choice, load_tokenizer
 
-    args = TrainingArguments(
-        output_dir=str(workdir), max_steps=cfg.train_steps, per_device_train_batch_size=cfg.batch_size,
-        per_device_eval_batch_size=cfg.eval_batch_size, learning_rate=cfg.lr, warmup_steps=0.1,
-        weight_decay=0.01, max_grad_norm=1.0, lr_scheduler_type="linear", seed=cfg.seed,
-        bf16=rt.bf16, tf32=True if rt.cuda else None, use_cpu=not rt.cuda, dataloader_num_workers=0,
-        save_strategy="no", logging_strategy="no", report_to="none", disable_tqdm=True,
-    )
-    with EmbeddingShapes(vocab_size) as shapes:
+    with tempfile.TemporaryDirectory(prefix="rcstudy-bench-trainer-") as workdir:
+        args = TrainingArguments(
+            output_dir=workdir, max_steps=cfg.train_steps, per_device_train_batch_size=cfg.batch_size,
+            per_device_eval_batch_size=cfg.eval_batch_size, learning_rate=cfg.lr, warmup_steps=0.1,
+            weight_decay=0.01, max_grad_norm=1.0, lr_scheduler_type="linear", seed=cfg.seed,
+            bf16=rt.bf16, tf32=True if rt.cuda else None, use_cpu=not rt.cuda, dataloader_num_workers=0,
+            save_strategy="no", logging_strategy="no", report_to="none", disable_tqdm=True,
+        )
+        with EmbeddingShapes(vocab_size) as shapes:
+            start = _now(rt)
+            tokenizer = load_tokenizer(cfg.mc_model)
+            model = load_multiple_choice(cfg.mc_model, seed=cfg.seed)
+            features, real_tokens = _padded_features(tokenizer, train, cfg.max_length)
+            trainer = Trainer(model=model, args=args, train_dataset=features)
+            trainer.remove_callback(PrinterCallback)  # it would print the final metrics dict
+            trainer.train()
+            train_s = _now(rt) - start
         start = _now(rt)
-        tokenizer = load_tokenizer(cfg.mc_model)
-        model = load_multiple_choice(cfg.mc_model, seed=cfg.seed)
-        features, real_tokens = _padded_features(tokenizer, train, cfg.max_length)
-        trainer = Trainer(model=model, args=args, train_dataset=features)
-        trainer.remove_callback(PrinterCallback)  # it would print the final metrics dict
-        trainer.train()
-        train_s = _now(rt) - start
-    start = _now(rt)
-    out = trainer.predict(_padded_features(tokenizer, val, cfg.max_length)[0])
-    eval_s = _now(rt) - start
+        out = trainer.predict(_padded_features(tokenizer, val, cfg.max_length)[0])
+        eval_s = _now(rt) - start
     return {"train_seconds": train_s, "eval_seconds": eval_s, "predictions": out.predictions.argmax(-1).tolist(),
             "shapes": shapes, "real_tokens": real_tokens}
 
 
-def stage_train(cfg: BenchConfig, rt) -> tuple[dict, dict]:
-    """Stages a and c: the training comparison and the FLOP rates of both runs."""
+def _measured(result: dict, train, val, config, peak: dict, seed: int) -> dict:
+    """What one training run measured: speed, val accuracy with its bootstrap interval, the
+    per-question correctness that paired intervals compare, and the matmul FLOP rate as a share of
+    ``peak``, which must have been measured in the run's dtype (the run's dtype is taken from it)."""
     import numpy as np
 
-    from .models import model_config
     from .stats import bootstrap_ci
+
+    correct = (np.array(result["predictions"]) == np.array([it.label for it in val])).astype(int)
+    seconds, flops = result["train_seconds"], result["shapes"].flops(config)
+    return {
+        "dtype": peak["dtype"], "train_seconds": seconds, "questions_per_s": len(train) / seconds,
+        "eval_seconds": result["eval_seconds"], "eval_questions_per_s": len(val) / result["eval_seconds"],
+        "accuracy": asdict(bootstrap_ci(correct, scale=100, seed=seed)), "correct": correct.tolist(),
+        "tokens_processed": result["shapes"].tokens(), "train_flops": flops, "flops_per_s": flops / seconds,
+        "fraction_of_peak": flops / seconds / peak["flops_per_s"],
+    }
+
+
+def _training_facts(cfg: BenchConfig, train, val) -> dict:
+    """What every training run of a stage shares: the model, the steps and the items."""
+    return {"model": cfg.mc_model, "train_questions": len(train), "steps": cfg.train_steps,
+            "batch_size": cfg.batch_size, "eval_questions": len(val), "max_length": cfg.max_length}
+
+
+def stage_train(cfg: BenchConfig, rt) -> tuple[dict, dict]:
+    """Stages a and c: the training comparison and the FLOP rates of both runs."""
+    from .models import model_config
+    from .stats import paired_difference
 
     train, val = _reclor(cfg)
     config = model_config(cfg.mc_model)
     _log(f"▶ a. fine-tuning {cfg.mc_model} on {len(train)} ReClor questions, ours")
     ours = _train_ours(train, val, cfg, rt, config.vocab_size)
     _log(f"▶ a. the same with transformers.Trainer, padding to {cfg.max_length}")
-    with tempfile.TemporaryDirectory(prefix="rcstudy-bench-trainer-") as workdir:
-        ref = _train_reference(train, val, cfg, rt, config.vocab_size, Path(workdir))
+    ref = _train_reference(train, val, cfg, rt, config.vocab_size)
     _log(f"▶ c. matmul peak ({cfg.peak_size}×{cfg.peak_size})")
     peak = matmul_peak(rt, cfg.peak_size, cfg.peak_reps)
 
-    gold = np.array([it.label for it in val])
-    systems = {}
-    for name, m in (("ours", ours), ("reference", ref)):
-        correct = (np.array(m["predictions"]) == gold).astype(float)
-        acc = bootstrap_ci(correct, scale=100, seed=cfg.seed)
-        flops = m["shapes"].flops(config)
-        systems[name] = {
-            "train_seconds": m["train_seconds"], "questions_per_s": len(train) / m["train_seconds"],
-            "eval_seconds": m["eval_seconds"], "eval_questions_per_s": len(val) / m["eval_seconds"],
-            "accuracy": asdict(acc), "correct": correct.astype(int).tolist(),
-            "tokens_processed": m["shapes"].tokens(), "train_flops": flops,
-            "flops_per_s": flops / m["train_seconds"],
-        }
-    diff = bootstrap_ci(np.array(systems["ours"]["correct"]) - np.array(systems["reference"]["correct"]),
-                        scale=100, seed=cfg.seed)
+    systems = {name: _measured(m, train, val, config, peak, cfg.seed)
+               for name, m in (("ours", ours), ("reference", ref))}
+    diff = paired_difference(systems["ours"]["correct"], systems["reference"]["correct"], seed=cfg.seed)
     training = {
-        "model": cfg.mc_model, "train_questions": len(train), "steps": cfg.train_steps, "batch_size": cfg.batch_size,
-        "eval_questions": len(val), "max_length": cfg.max_length, "real_tokens": ref["real_tokens"],
-        **systems,
+        **_training_facts(cfg, train, val), "real_tokens": ref["real_tokens"], **systems,
         "speedup": systems["ours"]["questions_per_s"] / systems["reference"]["questions_per_s"],
         "eval_speedup": systems["ours"]["eval_questions_per_s"] / systems["reference"]["eval_questions_per_s"],
         "accuracy_difference": asdict(diff),
     }
-    flops = {"peak": peak, **{name: {"flops_per_s": s["flops_per_s"],
-                                     "fraction_of_peak": s["flops_per_s"] / peak["flops_per_s"]}
+    flops = {"peak": peak, **{name: {k: s[k] for k in ("flops_per_s", "fraction_of_peak")}
                               for name, s in systems.items()}}
     return training, flops
 
@@ -403,46 +443,73 @@ def _harness_loglik(lm, prompts: list[str], items, cfg: BenchConfig, rt) -> tupl
     return [float(ll) for s in samples for ll, _ in s["filtered_resps"]], seconds
 
 
+def _logiqa(cfg: BenchConfig) -> list:
+    """The first ``lm_items`` LogiQA test questions (all of them for None)."""
+    from .data.logiqa import load_logiqa
+
+    items = load_logiqa("test")
+    return items[: cfg.lm_items] if cfg.lm_items else items
+
+
+def _our_loglik(lm, items, cfg: BenchConfig):
+    """Our log-likelihood of every option of ``items`` after the harness's prompt, and its seconds."""
+    import numpy as np
+
+    contexts = [logiqa_prompt(it) for it in items for _ in it.options]
+    continuations = [" " + option for it in items for option in it.options]
+    start = _now(lm.rt)
+    scores = lm.loglik(contexts, continuations, batch_size=cfg.lm_batch_size)
+    return np.asarray(scores), _now(lm.rt) - start
+
+
+def _predicted(scores, items):
+    """Each item's highest-scoring option (``scores`` lists every item's options in turn)."""
+    import numpy as np
+
+    ends = np.cumsum([len(it.options) for it in items])
+    return np.array([int(np.argmax(scores[end - len(it.options):end])) for it, end in zip(items, ends)])
+
+
+def _scored(scores, seconds: float, items) -> dict:
+    """One scorer's speed and accuracy."""
+    import numpy as np
+
+    gold = np.array([it.label for it in items])
+    return {"seconds": seconds, "items_per_s": len(items) / seconds,
+            "accuracy": 100 * float((_predicted(scores, items) == gold).mean())}
+
+
+def _agreement(a, b, items) -> dict:
+    """How far two scorings of the same options agree: on the predicted option, and in log-likelihood."""
+    import numpy as np
+
+    same = int((_predicted(a, items) == _predicted(b, items)).sum())
+    return {"identical_predictions": same, "identical_share": same / len(items),
+            "max_abs_loglik_difference": float(np.abs(a - b).max())}
+
+
+def _scoring_facts(cfg: BenchConfig, items) -> dict:
+    """What every scoring run of a stage shares: the model, the items and the batch size."""
+    return {"model": cfg.lm_model, "items": len(items), "options": sum(len(it.options) for it in items),
+            "batch_size": cfg.lm_batch_size}
+
+
 def stage_score(cfg: BenchConfig, rt) -> dict:
     """Stage b: the same option log-likelihoods from our scorer and from lm-evaluation-harness."""
     import numpy as np
 
-    from .data.logiqa import load_logiqa
     from .models.lm import CausalLM
 
-    items = load_logiqa("test")
-    items = items[: cfg.lm_items] if cfg.lm_items else items
+    items = _logiqa(cfg)
     lm = CausalLM.load(cfg.lm_model, rt)
-    prompts = [logiqa_prompt(it) for it in items]
-    contexts = [p for p, it in zip(prompts, items) for _ in it.options]
-    continuations = [" " + option for it in items for option in it.options]
-    _log(f"▶ b. scoring {len(contexts)} LogiQA options with {cfg.lm_model}, ours")
-    start = _now(rt)
-    ours = lm.loglik(contexts, continuations, batch_size=cfg.lm_batch_size)
-    ours_s = _now(rt) - start
+    facts = _scoring_facts(cfg, items)
+    _log(f"▶ b. scoring {facts['options']} LogiQA options with {cfg.lm_model}, ours")
+    ours, ours_s = _our_loglik(lm, items, cfg)
     _log("▶ b. the same with lm-evaluation-harness")
-    harness, harness_s = _harness_loglik(lm, prompts, items, cfg, rt)
+    harness, harness_s = _harness_loglik(lm, [logiqa_prompt(it) for it in items], items, cfg, rt)
     harness = np.array(harness)
-
-    def per_item(scores) -> np.ndarray:
-        out, start = [], 0
-        for it in items:
-            out.append(int(np.argmax(scores[start:start + len(it.options)])))
-            start += len(it.options)
-        return np.array(out)
-
-    gold = np.array([it.label for it in items])
-    pred_ours, pred_harness = per_item(ours), per_item(harness)
-    return {
-        "model": cfg.lm_model, "items": len(items), "options": len(contexts), "batch_size": cfg.lm_batch_size,
-        "ours": {"seconds": ours_s, "items_per_s": len(items) / ours_s,
-                 "accuracy": 100 * float((pred_ours == gold).mean())},
-        "reference": {"seconds": harness_s, "items_per_s": len(items) / harness_s,
-                      "accuracy": 100 * float((pred_harness == gold).mean())},
-        "speedup": harness_s / ours_s,
-        "identical_predictions": int((pred_ours == pred_harness).sum()),
-        "max_abs_loglik_difference": float(np.abs(ours - harness).max()),
-    }
+    return {**facts, "ours": _scored(ours, ours_s, items), "reference": _scored(harness, harness_s, items),
+            "speedup": harness_s / ours_s, **_agreement(ours, harness, items)}
 
 
 # --- d. the book build ------------------------------------------------------------------------
@@ -514,6 +581,55 @@ def stage_book(cfg: BenchConfig) -> dict:
     return result
 
 
+# --- e. the same work in fp32 and in bf16 -------------------------------------------------------
+
+def _precision_training(cfg: BenchConfig, rt) -> dict:
+    """Our trainer in each precision, each against the matmul peak of its own dtype, and the
+    ``Trainer`` reference in bf16, so that our speed-up over it is also known with both in bf16."""
+    from .models import model_config
+    from .stats import paired_difference
+
+    train, val = _reclor(cfg)
+    config = model_config(cfg.mc_model)
+    runs, peaks = {}, {}
+    for precision in PRECISIONS:
+        with in_precision(rt, precision) as here:
+            _log(f"▶ e. fine-tuning {cfg.mc_model} on {len(train)} ReClor questions in {precision}, ours")
+            trained = _train_ours(train, val, cfg, here, config.vocab_size)
+            _log(f"▶ e. {precision} matmul peak ({cfg.peak_size}×{cfg.peak_size})")
+            peaks[precision] = matmul_peak(here, cfg.peak_size, cfg.peak_reps)
+            runs[precision] = _measured(trained, train, val, config, peaks[precision], cfg.seed)
+    with in_precision(rt, "bf16") as here:
+        _log("▶ e. the same with transformers.Trainer in bf16")
+        trained = _train_reference(train, val, cfg, here, config.vocab_size)
+    runs["reference_bf16"] = _measured(trained, train, val, config, peaks["bf16"], cfg.seed)
+    diff = paired_difference(runs["fp32"]["correct"], runs["bf16"]["correct"], seed=cfg.seed)
+    return {**_training_facts(cfg, train, val), **runs, "peaks": peaks,
+            "speedup": runs["bf16"]["questions_per_s"] / runs["fp32"]["questions_per_s"],
+            "reference_speedup": runs["bf16"]["questions_per_s"] / runs["reference_bf16"]["questions_per_s"],
+            "accuracy_difference": asdict(diff)}
+
+
+def _precision_scoring(cfg: BenchConfig, rt) -> dict:
+    """Our scorer's option log-likelihoods in each precision, and how far bf16 moves them."""
+    from .models.lm import CausalLM
+
+    items = _logiqa(cfg)
+    scores, runs = {}, {}
+    for precision in PRECISIONS:
+        with in_precision(rt, precision) as here:
+            _log(f"▶ e. scoring LogiQA options with {cfg.lm_model} in {precision}, ours")
+            scores[precision], seconds = _our_loglik(CausalLM.load(cfg.lm_model, here), items, cfg)
+        runs[precision] = _scored(scores[precision], seconds, items)
+    return {**_scoring_facts(cfg, items), **runs, **_agreement(scores["fp32"], scores["bf16"], items)}
+
+
+def stage_precision(cfg: BenchConfig, rt) -> dict:
+    """Stage e: the training of (a) and the scoring of (b) with our engines, in fp32 and in bf16;
+    ``rt``'s own setup is in force again afterwards."""
+    return {"training": _precision_training(cfg, rt), "scoring": _precision_scoring(cfg, rt)}
+
+
 # --- results ----------------------------------------------------------------------------------
 
 def _interval(d: dict) -> str:
@@ -525,6 +641,38 @@ def _yes(ok: bool) -> str:
 
 
 ACCURACY_MEASURE = "val accuracy %, 95% CI (ratio column: ours − reference)"
+PRECISION_ACCURACY_MEASURE = "val accuracy %, 95% CI (ratio column: fp32 − bf16, paired)"
+SAME_PREDICTION_MEASURE = "items with the same predicted option in fp32 and bf16"
+
+
+def _of_peak(system: dict, peak: dict) -> str:
+    return (f"{system['flops_per_s'] / 1e9:.1f} of {peak['flops_per_s'] / 1e9:.1f} "
+            f"({100 * system['fraction_of_peak']:.0f}%)")
+
+
+def _precision_rows(p: dict, add) -> None:
+    """Stage e's rows: speeds and FLOP shares in fp32 and bf16, the accuracy difference, and how
+    often the scorer's prediction survives bf16."""
+    t, s = p["training"], p["scoring"]
+    fp32, bf16, trainer = t["fp32"], t["bf16"], t["reference_bf16"]
+    name = f"e. fp32 vs bf16: fine-tuning {t['model']} (ReClor, {t['steps']} steps × {t['batch_size']})"
+    add(name, "training questions/s (ratio: bf16 ÷ fp32)", f"fp32 {fp32['questions_per_s']:.2f}",
+        f"bf16 {bf16['questions_per_s']:.2f}", f"{t['speedup']:.2f}×")
+    d = t["accuracy_difference"]
+    add(name, PRECISION_ACCURACY_MEASURE, f"fp32 {_interval(fp32['accuracy'])}", f"bf16 {_interval(bf16['accuracy'])}",
+        _interval(d), "difference CI contains 0", _yes(d["low"] <= 0 <= d["high"]))
+    add(name, "GFLOP/s of the matmul peak in the same dtype", f"fp32 {_of_peak(fp32, t['peaks']['fp32'])}",
+        f"bf16 {_of_peak(bf16, t['peaks']['bf16'])}")
+    add(name, "bf16 training questions/s, ours vs Trainer (ratio: ours ÷ Trainer)", f"{bf16['questions_per_s']:.2f}",
+        f"{trainer['questions_per_s']:.2f}", f"{t['reference_speedup']:.2f}×", f"≥ {TARGETS['train_speedup']:g}×",
+        _yes(t["reference_speedup"] >= TARGETS["train_speedup"]))
+    add(name, "bf16 GFLOP/s of the bf16 matmul peak, ours vs Trainer", _of_peak(bf16, t["peaks"]["bf16"]),
+        _of_peak(trainer, t["peaks"]["bf16"]))
+    name = f"e. fp32 vs bf16: zero-shot scoring, {s['model']} (LogiQA test, {s['items']} items)"
+    target = TARGETS["precision_same_prediction"]
+    add(name, SAME_PREDICTION_MEASURE, f"{s['identical_predictions']}/{s['items']} ({100 * s['identical_share']:.0f}%)",
+        "", "", f"≥ {100 * target:g}%", _yes(s["identical_share"] >= target))
+    add(name, "largest |Δ log-likelihood| over all options", f"{s['max_abs_loglik_difference']:.1e}")
 
 
 def summary_rows(results: dict) -> list[dict]:
@@ -574,6 +722,8 @@ def summary_rows(results: dict) -> list[dict]:
             "", "", f"≤ {TARGETS['warm_build_s'] / 60:g}", _yes(b["warm"]["seconds"] <= TARGETS["warm_build_s"]))
         peaks = [x["peak_rss_mb"] for x in (b["cold"], b["warm_all"], b["warm"]) if "peak_rss_mb" in x]
         add(name, "peak memory of one process, GB", f"{max(peaks) / 1024:.1f}")
+    if precision := results.get("precision"):
+        _precision_rows(precision, add)
     return rows
 
 
@@ -616,11 +766,13 @@ def load_results(out_dir: Path = RESULTS_DIR) -> list[dict]:
     return sorted(found, key=lambda r: r["date"], reverse=True)
 
 
-def run(cfg: BenchConfig, stages=DEFAULT_STAGES, *, preset: str = "custom", out_dir: Path | None = RESULTS_DIR,
+def run(cfg: BenchConfig, stages=None, *, preset: str = "custom", out_dir: Path | None = RESULTS_DIR,
         rt=None) -> dict:
-    """Run the chosen stages; write the results to ``out_dir`` (unless None) and return them."""
+    """Run the chosen stages (None: the preset's defaults, the cpu preset's for a custom one); write
+    the results to ``out_dir`` (unless None) and return them."""
     from . import runtime
 
+    stages = stages or DEFAULT_STAGES.get(preset, DEFAULT_STAGES["cpu"])
     unknown = sorted(set(stages) - set(STAGES))
     if unknown:
         raise ValueError(f"unknown stage(s) {', '.join(unknown)}; choose from {', '.join(STAGES)}")
@@ -632,6 +784,8 @@ def run(cfg: BenchConfig, stages=DEFAULT_STAGES, *, preset: str = "custom", out_
         results["training"], results["flops"] = stage_train(cfg, rt)
     if "score" in stages:
         results["scoring"] = stage_score(cfg, rt)
+    if "precision" in stages:
+        results["precision"] = stage_precision(cfg, rt)
     if "book" in stages:
         results["book"] = stage_book(cfg)
     results["load_average"] = [load_before, os.getloadavg()[0]]
@@ -643,10 +797,11 @@ def run(cfg: BenchConfig, stages=DEFAULT_STAGES, *, preset: str = "custom", out_
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--preset", choices=list(PRESETS), default=None,
-                        help="sizes: cpu (a quiet 2-core machine, ~35 min), gpu (one GPU), tiny (seconds); "
-                             "default: gpu when CUDA is available, else cpu")
-    parser.add_argument("--stages", default=",".join(DEFAULT_STAGES),
-                        help=f"comma-separated, from {', '.join(STAGES)} (default: %(default)s)")
+                        help="sizes: cpu (a quiet 2-core machine, ~35 min for train,score), gpu (one GPU), "
+                             "tiny (seconds); default: gpu when CUDA is available, else cpu")
+    defaults = "; ".join(f"{preset}: {','.join(stages)}" for preset, stages in DEFAULT_STAGES.items())
+    parser.add_argument("--stages", default=None,
+                        help=f"comma-separated, from {', '.join(STAGES)} (default: the preset's; {defaults})")
     parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", dest="settings",
                         help="override one setting of the preset, e.g. train_steps=20; repeatable")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
@@ -666,8 +821,8 @@ def run_from_args(args: argparse.Namespace) -> int:
     rt = runtime.setup(args.device)
     preset = args.preset or ("gpu" if rt.cuda else "cpu")
     cfg = config_from(preset, parse_overrides(args.settings))
-    results = run(cfg, tuple(s.strip() for s in args.stages.split(",") if s.strip()), preset=preset,
-                  out_dir=args.out, rt=rt)
+    stages = tuple(s.strip() for s in args.stages.split(",") if s.strip()) if args.stages else None
+    results = run(cfg, stages, preset=preset, out_dir=args.out, rt=rt)
     print(markdown(results))
     return 0
 
