@@ -188,7 +188,13 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
             "logiqa_consistency"} <= set(res.tables)
     assert res.facts["logiqa_n_test"] == 10 and res.facts["logiqa_model"] == "tiny-bert"
     assert res.facts["logiqa_sizes_text"].startswith("This smoke run")
-    assert res.facts["logiqa_source_n"] == 8 and len(res.systems.transfer) == 3
+    # 8 ReClor questions drawn, 2 of them RULE main questions (left out of every shared ReClor model)
+    assert res.facts["logiqa_source_n"] == 6 and len(res.systems.transfer) == 3
+    trained = res.tables["logiqa_trained"]
+    assert {"tiny-bert", "no paragraph", "no question", "options only", "tiny-bert_ReClor"} <= set(trained.index)
+    assert set(trained.index) == set(res.losses)
+    stuck = trained.index[trained["learned"] == "NO"]
+    assert all(name in res.facts["logiqa_loss_warnings"].data for name in stuck)
     # the zero-shot LM under both harness accuracies, on all of Test, and the length preference
     assert res.facts["logiqa_lm_n"] == 10 and res.facts["logiqa_lm_acc"].endswith("]")
     assert 0 <= res.facts["logiqa_lm_picks_shortest"] <= 100 and 0 <= res.facts["logiqa_gold_shortest"] <= 100

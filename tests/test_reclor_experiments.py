@@ -2,6 +2,7 @@
 and run() on the smoke configuration."""
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -11,12 +12,13 @@ from rcstudy import exports, papers, runtime
 from rcstudy.config import ConfigError
 from rcstudy.data import reclor
 from rcstudy.experiments import reclor as ex
+from rcstudy.experiments import shared
 from conftest import FIXTURES
 
 CONFIG = ex.Config(
-    seeds=(1, 2), encoder=ex.Encoder(max_length={"A": 32, "QA": 64, "CQA": 96}, head=ex.Head(epochs=3)),
-    sizes=ex.Sizes(train_questions={"A": None, "QA": None, "CQA": 12}), fasttext=ex.FastText(dim=8, epochs=2),
-    bilstm=ex.BiLSTM(emb_dim=8, hidden=4, epochs=1), crossfit=ex.CrossFit(folds=2))
+    seeds=(1, 2), encoder=ex.Encoder(mode="frozen", seeds=None, max_length={"A": 32, "QA": 64, "CQA": 96}, head=ex.Head(epochs=3)),
+    sizes=ex.Sizes(train_questions={"A": None, "QA": None, "CQA": 12}, bilstm_questions=12),
+    fasttext=ex.FastText(dim=8, epochs=2), bilstm=ex.BiLSTM(emb_dim=8, hidden=4, epochs=1), crossfit=ex.CrossFit(folds=2))
 
 
 @pytest.fixture
@@ -43,11 +45,33 @@ def test_seed_runs_shapes_and_cache(runner, family, monkeypatch):
 
 
 def test_train_questions_subsample_neural_runs_only(runner):
-    assert len(runner.train_items("tiny-bert", "CQA")) == 12
     assert len(runner.train_items("Bi-LSTM", "CQA")) == 12
     assert len(runner.train_items("fastText", "CQA")) == len(runner.splits["train"])
-    assert runner.train_items("tiny-bert", "CQA") == runner.train_items("Bi-LSTM", "CQA")
+    # the encoders' draw leaves out RULE's main questions (the RULE chapter evaluates on them)
+    held = shared.rule_main_ids()
+    drawn = runner.train_items("Bi-LSTM", "CQA")
+    assert runner.train_items("tiny-bert", "CQA") == [it for it in drawn if it.id not in held]
+    assert any(it.id in held for it in drawn)
     assert len(runner.train_items("tiny-bert", "CQA", option_only=True)) == len(runner.splits["train"])
+
+
+def test_fine_tuned_encoders_have_their_own_seeds_and_report_losses(runner):
+    cfg = ex.Config(seeds=(1, 2), encoder=ex.Encoder(finetune=ex.FineTune(max_length=64, epochs=2, batch_size=4)))
+    assert cfg.seeds_of("tiny-bert") == (0,) and cfg.seeds_of("fastText") == (1, 2)
+    assert cfg.seeds_of("tiny-bert", option_only=True) == (1, 2)
+    assert ex.Config(encoder=ex.Encoder(seeds=None)).seeds_of("tiny-bert") == (1, 2, 3, 4)
+    fine = ex.Runner(cfg, runner.splits, runner.rt)
+    runs = fine.seed_runs("tiny-bert", "CQA", {"val": runner.splits["val"]})
+    assert runs["val"].shape[0] == 1 and len(runs["losses"]) == 1 and len(runs["losses"][0]) > 1
+    # the option-only models of Eq. 1 stay frozen (no losses) and use the chapter's seeds
+    frozen = fine.seed_runs("tiny-bert", "A", {"val": runner.splits["val"]}, option_only=True)
+    assert frozen["val"].shape[0] == 2 and "losses" not in frozen
+
+
+def test_the_default_encoder_is_the_shared_reclor_model():
+    cfg = ex.Config()
+    assert cfg.encoder.mode == "finetune" and cfg.seeds_of(cfg.headline) == (shared.RECLOR_ENCODER.seed,)
+    assert cfg.encoder.finetune.mc(cfg.headline, "CQA", 0) == shared.RECLOR_ENCODER
 
 
 def test_cross_fit_labels_every_training_item_and_exports(runner, tmp_path):
@@ -87,12 +111,14 @@ def test_tables_and_leaderboard_file(runner, tmp_path):
 
 
 def test_finetune_settings_come_from_table9():
-    cfg = ex.FineTune(batch_size=8, grad_accum=3).mc("roberta-large", "CQA", seed=5)
+    table9 = ex.FineTune(lr=None, epochs=None, weight_decay=None, warmup=None, max_length=None)
+    cfg = replace(table9, batch_size=8, grad_accum=3).mc("roberta-large", "CQA", seed=5)
     assert (cfg.lr, cfg.weight_decay, cfg.epochs, cfg.max_length) == (1e-5, 0.01, 10, 256)
     assert (cfg.batch_size * cfg.grad_accum, cfg.seed, cfg.fields) == (24, 5, "CQA")
-    assert ex.FineTune().mc("minilm-l6", "A", 0).lr == papers.value("reclor", "Table 9", "Learning Rate",
-                                                                     "BERT_BASE")
-    assert ex.FineTune(lr=3e-5).mc("roberta-large", "A", 0).lr == 3e-5  # a value given overrides Table 9
+    assert table9.mc("minilm-l6", "A", 0).lr == papers.value("reclor", "Table 9", "Learning Rate", "BERT_BASE")
+    assert replace(table9, lr=3e-5).mc("roberta-large", "A", 0).lr == 3e-5  # a value given overrides Table 9
+    # the full profile asks for Table 9's values; the quick profile's are the shared model's
+    assert ex.Config.load("full").encoder.finetune.mc("roberta-large", "CQA", 0).lr == 1e-5
     with pytest.raises(ConfigError, match="encoder.mode"):
         ex.Config.load("quick", {"encoder.mode": "lora"})
 
@@ -124,6 +150,11 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     assert res.facts["reclor_n_easy"] + res.facts["reclor_n_hard"] == 16
     assert [c.id for c in res.claims.claims] == [s.id for s in papers.claims("reclor")]
     assert list(res.tables["reclor_test_files"].index) == ["fastText", "Bi-LSTM", "tiny-bert"]
+    # every run that reports its losses has a row, a curve and, if it did not learn, a warning
+    trained = res.tables["reclor_trained"]
+    assert set(trained.index) == set(res.losses) and "Bi-LSTM (C, Q, A)" in trained.index
+    stuck = trained.index[trained["learned"] == "NO"]
+    assert all(name in res.facts["reclor_t7_warnings"].data for name in stuck)
     assert (tmp_path / exports.EASY_HARD).is_file()
     assert len(pd.read_csv(tmp_path / exports.EASY_HARD)) == res.facts["reclor_export_rows"]
 

@@ -148,7 +148,7 @@ def test_config_defaults_are_the_quick_profile_and_map_onto_the_engines():
     assert full.extractor.engine(full.model).model == "roberta-base"
     smoke = ex.Config.load("smoke", {"ranker.epochs": 3, "lm": {"scoring": "mean"}})
     assert (smoke.ranker.epochs, smoke.lm.scoring, smoke.lm.model) == (3, "mean", "tiny-llama")
-    assert as_dict(ex.Config())["sizes"] == {"train": None, "lm_eval": 32, "span_eval": 80, "seed": 0}
+    assert as_dict(ex.Config())["sizes"] == {"train": None, "lm_eval": None, "span_eval": 80, "seed": 0}
 
 
 def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):

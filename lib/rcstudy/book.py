@@ -96,7 +96,7 @@ def scorecard(published: Path) -> pd.DataFrame:
             rows += [{"chapter": c.chapter, "id": c.id, "the paper says": c.claim, "our evidence": c.evidence,
                       "paper's effect": c.paper_effect, "ours [95% interval]": c.ours or None, "power": c.power,
                       "n needed": c.n_needed, "verdict": c.verdict} for c in claims_from_notebook(nb)]
-    return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)
+    return pd.DataFrame(rows, columns=SCORECARD_COLUMNS).astype({"power": float, "n needed": "Int64"}).round({"power": 2})
 
 
 #: The scorecard's columns: the power calculation is :class:`rcstudy.claims.Power`.

@@ -20,8 +20,9 @@ from typing import Literal, Sequence
 
 import numpy as np
 import pandas as pd
+from IPython.display import Markdown
 
-from .. import exports, papers, sampling
+from .. import exports, learning, papers, sampling
 from ..baselines import lexical
 from ..baselines.option_lm import option_logliks
 from ..baselines.readers import READERS, ReaderConfig, train_reader_cached
@@ -38,6 +39,7 @@ from ..prompts.logiqa import ABLATION_FIELDS, ablation_items
 from ..report import ChapterResults, ClaimLog, paper_vs_ours
 from ..runtime import Runtime
 from ..stats import Interval, MeanSD, bootstrap_ci, mean_sd, paired_difference
+from . import shared
 
 P = "logiqa"
 SPLIT_COLUMNS = {"en-eval": "LogiQA Dev", "en-test": "LogiQA Test", "zh-eval": "Chinese Dev", "zh-test": "Chinese Test"}
@@ -67,8 +69,8 @@ class Dataset:
 class Sizes:
     """The evaluation subsamples, and the seed of every sample the chapter draws."""
 
-    n_dev: int | None = param(40, "Eval questions the encoder is scored on (None: all 651)")
-    n_test_sub: int | None = param(50, "Test questions for ablations, transfer and the LM (None: all 651)")
+    n_dev: int | None = param(None, "Eval questions the encoder is scored on (None: all 651)")
+    n_test_sub: int | None = param(None, "Test questions for ablations and transfer (None: all 651)")
     seed: int = param(0, "seed of every draw: training questions, the Eval and Test subsamples, ReClor questions")
 
 
@@ -89,19 +91,23 @@ class Readers:
                             max_passage=self.max_passage, glove_path=self.glove_path)
 
 
+_SHARED = shared.RECLOR_ENCODER
+
+
 @dataclass(frozen=True)
 class Encoder:
     """The fine-tuned multiple-choice encoder (the paper's RoBERTa role): Table 3, the ablations,
-    transfer and the analyses."""
+    transfer and the analyses. The defaults are the shared ReClor model's settings
+    (:mod:`rcstudy.experiments.shared`), so the transfer rows' source stage is that model."""
 
-    model: str = param("minilm-l6", "the fine-tuned encoder (full: a Hub name)")
+    model: str = param(_SHARED.model, "the fine-tuned encoder (full: a Hub name)")
     extra_models: tuple[str, ...] = param((), "more encoders for Table 3 only (full: bert-base-uncased)")
-    seeds: tuple[int, ...] = param((0,), "encoder seeds (also of the ablated and transfer runs)")
-    n_train: int | None = param(64, "training questions for the encoder (None: all)")
-    max_length: int = param(128, "tokens per option sequence")
-    epochs: float = param(1, "training epochs")
-    lr: float = param(3e-5, "peak learning rate")
-    batch_size: int = param(8, "questions per optimiser step")
+    seeds: tuple[int, ...] = param((_SHARED.seed,), "encoder seeds (also of the ablated and transfer runs)")
+    n_train: int | None = param(None, "training questions for the encoder (None: all)")
+    max_length: int = param(_SHARED.max_length, "tokens per option sequence")
+    epochs: float = param(_SHARED.epochs, "training epochs")
+    lr: float = param(_SHARED.lr, "peak learning rate")
+    batch_size: int = param(_SHARED.batch_size, "questions per optimiser step")
 
     def mc(self, seed: int, fields: str = "CQA") -> mc.MCConfig:
         """The engine's configuration for one seed and input (the only place it is built)."""
@@ -120,9 +126,11 @@ class LM:
 
 @dataclass(frozen=True)
 class Transfer:
-    """Table 4: the encoder trained on ReClor (the source available here), then on LogiQA."""
+    """Table 4: the encoder trained on ReClor (the source available here: the shared ReClor model
+    with the default settings), then on LogiQA."""
 
-    n_source: int | None = param(50, "ReClor training questions (None: all 4,638)")
+    n_source: int | None = param(None, "ReClor training questions drawn, RULE's main questions then left out (None: all)")
+    then_logiqa: bool = param(False, "also continue the source model on LogiQA (one more full fine-tuning)")
 
 
 @dataclass(frozen=True)
@@ -136,7 +144,7 @@ class Config(ChapterConfig):
     readers: Readers = section(Readers, "the neural readers trained from scratch")
     encoder: Encoder = section(Encoder, "the fine-tuned multiple-choice encoder")
     lm: LM = section(LM, "the zero-shot language model")
-    ablations: tuple[Ablation, ...] = param(("no paragraph", "no question", "options only"),
+    ablations: tuple[Ablation, ...] = param(("no paragraph", "options only"),
                                             "partial inputs the encoder is retrained with (Figure 3)")
     transfer: Transfer = section(Transfer, "transfer from ReClor (Table 4)")
 
@@ -424,20 +432,21 @@ def ablation_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Pre
     n = len(test)
     out = [Predictions("full input", main.category, main.trained_on, {"en-test": restrict(main.preds["en-test"], pos)})]
     for name in ablations:
-        preds = []
+        preds, losses = [], []
         for seed in encoder.seeds:
-            logits = mc.finetune_and_predict(encoder.mc(seed, ABLATION_FIELDS[name]), ablation_items(train, name),
-                                             {"en-test": ablation_items(sub, name)}, rt)["en-test"]
-            preds.append(full_length(logits.argmax(1), pos, n))
-        out.append(Predictions(name, "Ablation", main.trained_on, {"en-test": np.stack(preds)}))
+            res = mc.finetune_and_predict(encoder.mc(seed, ABLATION_FIELDS[name]), ablation_items(train, name),
+                                          {"en-test": ablation_items(sub, name)}, rt)
+            preds.append(full_length(res["en-test"].argmax(1), pos, n))
+            losses.append(res["losses"])
+        out.append(Predictions(name, "Ablation", main.trained_on, {"en-test": np.stack(preds)}, {"losses": losses}))
     return out
 
 
 def transfer_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Predictions, source: Sequence[MCItem],
-                     source_name: str, rt: Runtime) -> list[Predictions]:
-    """Table 4: the encoder trained on LogiQA only, on the source only, and source → LogiQA,
-    all with the same sequential recipe, scored on the Eval and Test samples. One stage of
-    LogiQA is the Table 3 model, so the LogiQA-only row is ``main`` on those samples."""
+                     source_name: str, rt: Runtime, *, then_target: bool = True) -> list[Predictions]:
+    """Table 4: the encoder trained on LogiQA only, on the source only, and (``then_target``)
+    source → LogiQA, all with the same sequential recipe, scored on the Eval and Test samples.
+    One stage of LogiQA is the Table 3 model, so the LogiQA-only row is ``main`` on those samples."""
     target = encoder_train_items(data, encoder, sizes)
     pos = eval_positions(data, sizes)
     sets = {"en-eval": [data.splits["en-eval"][i] for i in pos["en-eval"]],
@@ -446,15 +455,18 @@ def transfer_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Pre
     m = encoder.model
     out = [Predictions(f"{m}_LogiQA", "Transfer", f"{len(target)} LogiQA",
                        {k: restrict(main.preds[k], where[k]) for k in sets})]
-    rows = {f"{m}_{source_name}": ([source], f"{len(source)} {source_name}"),
-            f"{m}_{source_name} → LogiQA": ([source, target], f"{len(source)} {source_name}, then {len(target)} LogiQA")}
+    rows = {f"{m}_{source_name}": ([source], f"{len(source)} {source_name}")}
+    if then_target:
+        rows[f"{m}_{source_name} → LogiQA"] = ([source, target], f"{len(source)} {source_name}, then {len(target)} LogiQA")
     for name, (stages, trained_on) in rows.items():
-        preds = {k: [] for k in sets}
+        preds, losses = {k: [] for k in sets}, []
         for seed in encoder.seeds:
             res = finetune_stages_predict(stages, sets, encoder.mc(seed), rt)
             for k in sets:
                 preds[k].append(full_length(res[k].argmax(1), where[k], len(data.splits[k])))
-        out.append(Predictions(name, "Transfer", trained_on, {k: np.stack(v) for k, v in preds.items()}))
+            losses.append(res["losses"][-1])  # the last stage's: what the row's model learned last
+        out.append(Predictions(name, "Transfer", trained_on, {k: np.stack(v) for k, v in preds.items()},
+                               {"losses": losses}))
     return out
 
 
@@ -473,11 +485,13 @@ def lm_system(data: LogiQAData, lm: LM, sizes: Sizes, rt: Runtime) -> Prediction
 
 
 def reclor_source(transfer: Transfer, sample_seed: int) -> list[MCItem]:
-    """The ReClor training questions the transfer rows learn from (``DataFileMissing`` without ReClor)."""
+    """The ReClor training questions the transfer rows learn from: the shared ReClor model's
+    (:func:`rcstudy.experiments.shared.reclor_training_questions`) of a draw of ``n_source``
+    (``DataFileMissing`` without ReClor or RULE)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a subsampled ReClor copy warns about its size
         source_all = reclor.load_split("train")
-    return sampling.draw(source_all, transfer.n_source, sample_seed)
+    return shared.reclor_training_questions(sampling.draw(source_all, transfer.n_source, sample_seed))
 
 
 @dataclass
@@ -510,6 +524,10 @@ class Systems:
     @property
     def everything(self) -> list[Predictions]:
         return [*self.table3, *self.ablations, *self.transfer]
+
+    def loss_checks(self) -> dict[str, learning.LossCheck]:
+        """Did each trained row learn? (Every row that reports its training losses.)"""
+        return {x.name: learning.check(x.name, x.extra["losses"], 4) for x in self.everything if x.extra.get("losses")}
 
 
 # --------------------------------------------------------------------------------------------
@@ -686,6 +704,7 @@ class Results(ChapterResults):
     overlap_points: pd.DataFrame  # ours: overlap ratio and Test accuracy per system
     paper_overlap: pd.DataFrame  # the paper's: the same for its rows
     type_accuracy: pd.DataFrame  # Table 7: paper and our encoder under both proxies
+    losses: dict[str, list] = field(default_factory=dict)  # trained row → one training-loss curve per seed
 
 
 def paper_facts() -> dict:
@@ -808,7 +827,9 @@ def transfer_rows(cfg: Config, data: LogiQAData, main: Predictions, rt: Runtime)
         source = reclor_source(cfg.transfer, cfg.sizes.seed)
     except DataFileMissing as e:
         return [], 0, str(e.path)
-    return transfer_systems(data, cfg.encoder, cfg.sizes, main, source, "ReClor", rt), len(source), None
+    rows = transfer_systems(data, cfg.encoder, cfg.sizes, main, source, "ReClor", rt,
+                            then_target=cfg.transfer.then_logiqa)
+    return rows, len(source), None
 
 
 def systems(cfg: Config, data: LogiQAData, rt: Runtime) -> tuple[Systems, str | None]:
@@ -934,10 +955,12 @@ def transfer(s: Systems, data: LogiQAData, missing: str | None) -> tuple[pd.Data
     facts = {"logiqa_source_n": s.source_n}
     if s.transfer:
         t4 = [score(x, data, "en-test") for x in s.transfer]
+        then = (f" and ReClor → LogiQA {t4[2].seeds.mean:.1f}%" if len(t4) > 2 else
+                "; ReClor → LogiQA is not trained in this run (`-p transfer.then_logiqa=true` adds it: one more "
+                "fine-tuning on all of LogiQA's training set)")
         facts["logiqa_transfer_text"] = (
             f"On the same {t4[0].n} Test questions, the model trained on LogiQA only scores "
-            f"{t4[0].seeds.mean:.1f}%, the ReClor-only model {t4[1].seeds.mean:.1f}% "
-            f"and ReClor → LogiQA {t4[2].seeds.mean:.1f}%.")
+            f"{t4[0].seeds.mean:.1f}% and the ReClor-only model {t4[1].seeds.mean:.1f}%{then}.")
     else:
         facts["logiqa_transfer_text"] = (f"ReClor is not in the data folder ({missing}), so the transfer runs are "
                                          f"skipped; the table shows the paper's numbers only.")
@@ -1016,6 +1039,11 @@ def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score
     log = ClaimLog(P)
     model = cfg.encoder.model
     item_acc = {x.name: per_item_accuracy(x, data, "en-test") for x in s.everything}
+    checks = s.loss_checks()
+
+    def rests_on(*names: str) -> list[learning.LossCheck]:
+        """The trained rows among ``names`` (a row trained on a subset of the main model's data is the main model)."""
+        return [checks[n] for n in names if n in checks]
 
     def compare(a: str, b: str, name_a: str, name_b: str) -> tuple[Interval, str]:
         """Paired 95% interval of accuracy(a) − accuracy(b) on the questions both answered, and its text."""
@@ -1030,10 +1058,11 @@ def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score
     log.judge("rules-near-chance", {"rules": rule_ci}, "; ".join(f"{n} {ci}" for n, ci in rule_ci.items()))
     log.judge("sw-below-random", {"sw": rule_ci["Sliding Window"]}, f"{rule_ci['Sliding Window']}")
     readers = {r.name: acc[r.name].seeds for r in s.readers}
-    log.judge("deep-around-30", {"readers": readers}, ", ".join(f"{n} {a.mean:.1f}%" for n, a in readers.items()))
+    log.judge("deep-around-30", {"readers": readers}, ", ".join(f"{n} {a.mean:.1f}%" for n, a in readers.items()),
+              rests_on=rests_on(*readers))
     reader = best_reader(s, acc)
     ci, text = compare(s.main.name, reader.name, model, reader.name)
-    log.judge("pretrained-beat-readers", {"diff": ci}, text)
+    log.judge("pretrained-beat-readers", {"diff": ci}, text, rests_on=rests_on(s.main.name, reader.name))
 
     if "zh" in cfg.dataset.languages:
         gaps = {x.name: abs(score(x, data, "zh-test").seeds.mean - score(x, data, "en-test").seeds.mean)
@@ -1044,37 +1073,45 @@ def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score
 
     drops = {a: compare("full input", a, "full", a) for a in cfg.ablations}
     log.judge("ablations-drop", {"drops": {a: ci for a, (ci, _) in drops.items()}},
-              "; ".join(text for _, text in drops.values()))
+              "; ".join(text for _, text in drops.values()), rests_on=rests_on(s.main.name, *cfg.ablations))
     if {"no paragraph", "no question"} <= set(cfg.ablations):
         ci, text = compare("no question", "no paragraph", "no question", "no paragraph")
-        log.judge("paragraph-matters-more", {"diff": ci}, text)
+        log.judge("paragraph-matters-more", {"diff": ci}, text, rests_on=rests_on("no question", "no paragraph"))
     else:
         log.judge("paragraph-matters-more", None, "needs both the no-paragraph and the no-question ablations")
 
     if s.transfer:
-        only, src_only, src_then = (x.name for x in s.transfer)
+        only, src_only = (x.name for x in s.transfer[:2])
         ci, text = compare(only, src_only, "LogiQA only", "ReClor only")
-        log.judge("source-only-lower", {"diff": ci}, text + " (source: ReClor, not RACE/COSMOS)")
-        ci, text = compare(src_then, only, "ReClor → LogiQA", "LogiQA only")
-        log.judge("transfer-no-gain", {"diff": ci}, text + " (source: ReClor, not RACE/COSMOS)")
+        log.judge("source-only-lower", {"diff": ci}, text + " (source: ReClor, not RACE/COSMOS)",
+                  rests_on=rests_on(s.main.name, src_only))
+        if len(s.transfer) > 2:
+            ci, text = compare(s.transfer[2].name, only, "ReClor → LogiQA", "LogiQA only")
+            log.judge("transfer-no-gain", {"diff": ci}, text + " (source: ReClor, not RACE/COSMOS)",
+                      rests_on=rests_on(s.main.name, s.transfer[2].name))
+        else:
+            log.judge("transfer-no-gain", None, "ReClor → LogiQA is not trained in this run (transfer.then_logiqa)")
     else:
         for id in ("source-only-lower", "transfer-no-gain"):
             log.judge(id, None, "no ReClor data here; RACE and COSMOS are not available")
 
     ends = points[points.system == s.main.name].set_index("length").iloc[[0, -1]]  # shortest and longest bins with questions
-    bins = {"shortest": Interval(*ends.iloc[0][["accuracy", "low", "high"]], 0.95),
-            "longest": Interval(*ends.iloc[1][["accuracy", "low", "high"]], 0.95)}
+    bins = {name: Interval(*ends.iloc[i][["accuracy", "low", "high"]], 0.95, int(ends.iloc[i]["n"]))
+            for i, name in enumerate(("shortest", "longest"))}
     log.judge("length-not-negative", None if ends.index[0] == ends.index[1] else bins,
-              ", ".join(f"{k}: {r.accuracy:.1f}% [{r.low:.1f}, {r.high:.1f}] (n={r.n})" for k, r in ends.iterrows()))
+              ", ".join(f"{k}: {r.accuracy:.1f}% [{r.low:.1f}, {r.high:.1f}] (n={r.n})" for k, r in ends.iterrows()),
+              rests_on=rests_on(s.main.name))
 
     gold_bm = (best_match(data.splits["en-test"]) == data.gold("en-test")).astype(float)
     over = {x.name: paired_difference(per_item_overlap(x, data), gold_bm) for x in s.trained}
     log.judge("models-overmatch", {"over": over},
-              "; ".join(f"{n} {ci.estimate:+.1f} [{ci.low:+.1f}, {ci.high:+.1f}]" for n, ci in over.items()))
+              "; ".join(f"{n} {ci.estimate:+.1f} [{ci.low:+.1f}, {ci.high:+.1f}]" for n, ci in over.items()),
+              rests_on=rests_on(*over))
     main_over = per_item_overlap(s.main, data)
     more = {r.name: paired_difference(per_item_overlap(r, data), main_over) for r in s.readers}
     log.judge("pretrained-least-overlap", {"more": more},
-              "; ".join(f"{n} − {model}: {ci.estimate:+.1f} [{ci.low:+.1f}, {ci.high:+.1f}]" for n, ci in more.items()))
+              "; ".join(f"{n} − {model}: {ci.estimate:+.1f} [{ci.low:+.1f}, {ci.high:+.1f}]" for n, ci in more.items()),
+              rests_on=rests_on(s.main.name, *more))
 
     index = {it.id: i for i, it in enumerate(data.splits["en-test"])}
     type_ci = {}
@@ -1085,7 +1122,8 @@ def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score
     others = {t: ci for t, ci in type_ci.items() if t != "categorical"}
     log.judge("categorical-easiest",
               {"categorical": type_ci["categorical"], "others": others} if "categorical" in type_ci and others else None,
-              "; ".join(f"{t} {ci} (n={sum(t in ts for ts in proxy.types.values())})" for t, ci in type_ci.items()))
+              "; ".join(f"{t} {ci} (n={sum(t in ts for ts in proxy.types.values())})" for t, ci in type_ci.items()),
+              rests_on=rests_on(s.main.name))
     return log
 
 
@@ -1110,6 +1148,9 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
     facts |= f
 
     s, missing = systems(cfg, data, rt)
+    checks = s.loss_checks()
+    tables["logiqa_trained"] = learning.table(list(checks.values()))
+    facts["logiqa_loss_warnings"] = Markdown(learning.warnings_text(list(checks.values())))
     acc = {x.name: score(x, data, "en-test") for x in s.table3}
     facts |= setting_facts(cfg, s, data, profile) | results_facts(s, acc) | lm_facts(s, data)
     ours_t3, paper_t3 = table3(s, data)
@@ -1145,4 +1186,5 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
         reader_curves={r.name: r.extra["dev_curves"] for r in s.readers},
         accuracy_bars=accuracy_bars(ours_t3, paper_t3), ablation=ablation_bars, length_points=points,
         paper_length=papers.table(P, "Table 5").loc["RoBERTa"].to_numpy(),
-        overlap_points=overlap_points, paper_overlap=paper_overlap, type_accuracy=type_accuracy(cfg, t7))
+        overlap_points=overlap_points, paper_overlap=paper_overlap, type_accuracy=type_accuracy(cfg, t7),
+        losses={x.name: x.extra["losses"] for x in s.everything if x.extra.get("losses")})

@@ -4,9 +4,12 @@ computes everything the page shows from a :class:`Config`.
 
 A *family* names what is trained: ``"fastText"`` (:mod:`rcstudy.baselines.ngram`),
 ``"Bi-LSTM"`` (:mod:`rcstudy.baselines.bilstm`) or a pretrained encoder (any model name of
-:mod:`rcstudy.models`), which is either kept **frozen** (mean-pooled features computed once
-and cached, then one linear option-scoring head per seed) or **fine-tuned** whole
-(:func:`rcstudy.models.mc.finetune_and_predict`). *Fields* are the inputs: ``"A"`` (options
+:mod:`rcstudy.models`), which is either **fine-tuned** whole
+(:func:`rcstudy.models.mc.finetune_and_predict`) or kept **frozen** (mean-pooled features
+computed once and cached, then one linear option-scoring head per seed). In the quick profile
+Table 7's encoder is the shared MiniLM fine-tuned on ReClor (:mod:`rcstudy.experiments.shared`),
+which RULE and LogiQA read too, and Eq. 1's option-only encoder is frozen (cheap enough to
+cross-fit). *Fields* are the inputs: ``"A"`` (options
 only), ``"QA"`` or ``"CQA"`` (:mod:`rcstudy.prompts.reclor`). Every run is cached on disk, keyed
 by its settings, seed and the fingerprints of its training and evaluation items.
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Literal, Mapping, Sequence
 
@@ -27,7 +30,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown
 
-from .. import bias, exports, papers, report, sampling
+from .. import bias, exports, learning, papers, report, sampling
 from ..baselines import bilstm, ngram
 from ..config import ChapterConfig, ConfigError, param, section
 from ..data import dataset_file, reclor
@@ -35,7 +38,8 @@ from ..data.records import MCItem
 from ..models import load_tokenizer, mc, option_runs
 from ..report import ChapterResults, ClaimLog
 from ..runtime import Runtime
-from ..stats import bootstrap_ci, mean_sd
+from . import shared
+from ..stats import bootstrap_ci, difference_interval, mean_sd, paired_difference
 
 P = "reclor"
 NGRAM, BILSTM = "fastText", "Bi-LSTM"
@@ -63,17 +67,22 @@ class Head:
     lr: float = param(0.01, "its learning rate (Adam)")
 
 
+_SHARED = shared.RECLOR_ENCODER
+
+
 @dataclass(frozen=True)
 class FineTune:
-    """Fine-tuning mode: Table 9's hyperparameters for the model (BERT_BASE's for models not in
-    the paper), with any value given here on top."""
+    """Fine-tuning mode: the values given here, and Table 9's hyperparameters for the model
+    (BERT_BASE's for models not in the paper) where a value is None. The defaults are the shared
+    ReClor model's (:data:`rcstudy.experiments.shared.RECLOR_ENCODER`); the full profile sets
+    them to None, Table 9's."""
 
-    lr: float | None = param(None, "peak learning rate (None: Table 9's)")
-    epochs: float | None = param(None, "training epochs (None: Table 9's)")
-    weight_decay: float | None = param(None, "weight decay (None: Table 9's)")
-    warmup: float | None = param(None, "warm-up share of the steps (None: Table 9's)")
-    max_length: int | None = param(None, "tokens per option sequence (None: Table 9's)")
-    batch_size: int = param(8, "questions per optimiser step, before accumulation")
+    lr: float | None = param(_SHARED.lr, "peak learning rate (None: Table 9's)")
+    epochs: float | None = param(_SHARED.epochs, "training epochs (None: Table 9's)")
+    weight_decay: float | None = param(_SHARED.weight_decay, "weight decay (None: Table 9's)")
+    warmup: float | None = param(_SHARED.warmup, "warm-up share of the steps (None: Table 9's)")
+    max_length: int | None = param(_SHARED.max_length, "tokens per option sequence (None: Table 9's)")
+    batch_size: int = param(_SHARED.batch_size, "questions per optimiser step, before accumulation")
     grad_accum: int = param(1, "steps whose gradients are accumulated (Table 9's batch: batch_size × grad_accum)")
     eval_batch_size: int = param(32, "questions per evaluation step")
 
@@ -92,7 +101,10 @@ class Encoder:
     """How the pretrained encoders (Tables 6 and 7) are trained."""
 
     mode: Literal["frozen", "finetune"] = param(
-        "frozen", "frozen: features cached + linear head per seed; finetune: the whole model")
+        "finetune", "Table 7's encoders: finetune: the whole model; frozen: features cached + linear head per seed")
+    option_only_mode: Literal["frozen", "finetune"] = param(
+        "frozen", "Eq. 1's pretrained option-only models (frozen: cheap enough to cross-fit on train)")
+    seeds: tuple[int, ...] | None = param((_SHARED.seed,), "seeds of Table 7's encoder runs (None: the chapter's seeds)")
     max_length: dict[Fields, int] = param(help="frozen mode: tokens per option sequence, by input",
                                           factory=lambda: {"A": 64, "QA": 128, "CQA": 256})
     head: Head = section(Head, "frozen mode: the linear head")
@@ -132,8 +144,11 @@ class Sizes:
     """How many training questions each run sees, and the seed of the one shared subsample."""
 
     train_questions: dict[Fields, int | None] = param(
-        help="Table 7 Bi-LSTM and encoder runs, by input (None: all; fastText always trains on all)",
-        factory=lambda: {"A": 500, "QA": 500, "CQA": 500})
+        help="Table 7 encoder runs, by input (None: all; fastText always trains on all)",
+        factory=lambda: {"A": None, "QA": None, "CQA": None})
+    exclude_rule_mains: bool = param(
+        True, "leave RULE's 943 main questions out of the encoders' training (RULE evaluates the shared model on them)")
+    bilstm_questions: int | None = param(500, "Table 7's Bi-LSTM run (None: all)")
     option_only_questions: int | None = param(None, "option-only runs of Eq. 1 (None: all)")
     seed: int = param(0, "seed of the training subsample (one sample shared by every run)")
 
@@ -170,7 +185,7 @@ class Config(ChapterConfig):
     """
 
     chapter = "reclor"
-    datasets = ("reclor",)
+    datasets = ("reclor", "rule")  # RULE's main questions are left out of the encoders' training
     seeds: tuple[int, ...] = param((1, 2, 3, 4), "training seeds of every run (the paper uses four; values not given)")
     main_models: tuple[str, ...] = param(("minilm-l6",),
                                          "Table 7's encoders, trained on (C, Q, A); the first is the headline model")
@@ -197,13 +212,23 @@ class Config(ChapterConfig):
         """The encoder the prose and the model claims quote."""
         return self.main_models[0]
 
+    def seeds_of(self, family: str, *, option_only: bool = False) -> tuple[int, ...]:
+        """The seeds a run trains with: Table 7's encoders have their own (``encoder.seeds``)."""
+        if option_only or family in SCRATCH or self.encoder.seeds is None:
+            return self.seeds
+        return self.encoder.seeds
+
     def table7_runs(self) -> list[tuple[str, str]]:
         """Table 7's (family, fields) runs, in the table's order."""
         return [(NGRAM, "CQA"), (BILSTM, "CQA")] + [
             (m, f) for m in self.main_models for f in (("A", "QA", "CQA") if m in self.partial_inputs else ("CQA",))]
 
-    def describe_run(self, family: str, fields: str, n_train: int) -> str:
-        """One line saying exactly what a run trains (used beside the tables)."""
+    def describe_run(self, family: str, fields: str, n_train: int, *, option_only: bool = False) -> str:
+        """One line saying exactly what a run trains (used beside the tables), and with how many seeds."""
+        n_seeds = len(self.seeds_of(family, option_only=option_only))
+        return f"{self._describe_training(family, fields, n_train, option_only)}, {n_seeds} seed(s)"
+
+    def _describe_training(self, family: str, fields: str, n_train: int, option_only: bool) -> str:
         if family == NGRAM:
             c = self.fasttext.config(fields, 0)
             return (f"fastText bag of {c.word_ngrams}-grams, dim {c.dim}, {c.epochs} epochs of SGD (lr {c.lr}), "
@@ -218,12 +243,13 @@ class Config(ChapterConfig):
                 decay = f"; the paper's ×{c.lr_gamma} decay every {c.lr_step} epochs does not start within them"
             return (f"Bi-LSTM from scratch ({c.layers} layers, {c.hidden} units per direction, random {c.emb_dim}-d "
                     f"embeddings), {c.epochs} epoch(s) of Adam (lr {c.lr}{decay}), {n_train:,} training questions")
-        if self.encoder.mode == "frozen":
+        if (self.encoder.option_only_mode if option_only else self.encoder.mode) == "frozen":
             return (f"{family} frozen (mean-pooled features, max {self.encoder.max_length[fields]} tokens) + linear head, "
                     f"{self.encoder.head.epochs} head epochs, {n_train:,} training questions")
         c = self.encoder.finetune.mc(family, fields, 0)
-        return (f"{family} fine-tuned, {c.epochs} epochs, lr {c.lr}, batch {c.batch_size * c.grad_accum}, "
-                f"max {c.max_length} tokens, {n_train:,} training questions")
+        left_out = " (RULE's main questions left out)" if self.sizes.exclude_rule_mains else ""
+        return (f"{family} fine-tuned, {c.epochs:g} epoch(s), lr {c.lr:g}, batch {c.batch_size * c.grad_accum}, "
+                f"max {c.max_length} tokens, {n_train:,} training questions{left_out}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -341,9 +367,14 @@ class Runner:
         sizes = self.cfg.sizes
         if option_only:
             n = sizes.option_only_questions
+        elif family in SCRATCH:
+            n = None if family == NGRAM else sizes.bilstm_questions
         else:
-            n = None if family == NGRAM else sizes.train_questions.get(fields)
-        return sampling.draw(self.splits["train"], n, sizes.seed)
+            n = sizes.train_questions.get(fields)
+        items = sampling.draw(self.splits["train"], n, sizes.seed)
+        if not option_only and family not in SCRATCH and sizes.exclude_rule_mains:
+            items = shared.reclor_training_questions(items)
+        return items
 
     def features(self, model: str, fields: str, items: Sequence[MCItem]) -> np.ndarray:
         """Frozen-encoder features of ``items``, computed (and cached) once per item."""
@@ -355,10 +386,11 @@ class Runner:
         return np.stack([bank[it.id] for it in items])
 
     def scores(self, family: str, fields: str, seed: int, train: Sequence[MCItem],
-               eval_sets: Mapping[str, Sequence[MCItem]]) -> dict[str, np.ndarray]:
-        """Option scores (higher = more likely right) on each evaluation set, for one seed."""
+               eval_sets: Mapping[str, Sequence[MCItem]], *, option_only: bool = False) -> dict[str, np.ndarray]:
+        """Option scores (higher = more likely right) on each evaluation set, for one seed; a
+        fine-tuned run also returns its training ``"losses"``."""
         enc = self.cfg.encoder
-        if family not in SCRATCH and enc.mode == "finetune":
+        if family not in SCRATCH and (enc.option_only_mode if option_only else enc.mode) == "finetune":
             return mc.finetune_and_predict(enc.finetune.mc(family, fields, seed), train, dict(eval_sets), self.rt)
         key = option_runs.run_key(family, fields, seed, train, eval_sets)
         if family == NGRAM:
@@ -371,10 +403,15 @@ class Runner:
 
     def seed_runs(self, family: str, fields: str, eval_sets: Mapping[str, Sequence[MCItem]], *,
                   option_only: bool = False) -> dict[str, np.ndarray]:
-        """Scores for every seed, stacked: ``{set: (seeds, items, options)}``."""
+        """Scores for every seed, stacked: ``{set: (seeds, items, options)}``, and the training
+        ``"losses"`` of each seed where the run reports them."""
         train = self.train_items(family, fields, option_only=option_only)
-        per_seed = [self.scores(family, fields, s, train, eval_sets) for s in self.cfg.seeds]
-        return {k: np.stack([r[k] for r in per_seed]) for k in eval_sets}
+        per_seed = [self.scores(family, fields, s, train, eval_sets, option_only=option_only)
+                    for s in self.cfg.seeds_of(family, option_only=option_only)]
+        out = {k: np.stack([r[k] for r in per_seed]) for k in eval_sets}
+        if all("losses" in r for r in per_seed):
+            out["losses"] = [np.asarray(r["losses"]) for r in per_seed]
+        return out
 
     def cross_fit(self, family: str, fields: str = "A") -> np.ndarray:
         """Out-of-fold scores on all of train for every seed, (seeds, items, options).
@@ -384,7 +421,8 @@ class Runner:
         train = self.splits["train"]
         folds = bias.kfold(len(train), self.cfg.crossfit.folds, self.cfg.crossfit.seed)
         return np.stack([
-            bias.cross_fit(train, folds, lambda tr, held, s=s: self.scores(family, fields, s, tr, {"held": held})["held"])
+            bias.cross_fit(train, folds, lambda tr, held, s=s: self.scores(family, fields, s, tr, {"held": held},
+                                                                           option_only=True)["held"])
             for s in self.cfg.seeds])
 
 
@@ -511,6 +549,7 @@ class Results(ChapterResults):
     runs_right: np.ndarray  # per val item: how many option-only (model, seed) runs got it right
     easy_hard_bars: pd.DataFrame  # long: Table 7 row, subset (EASY/HARD), accuracy (mean over seeds)
     by_type: pd.DataFrame  # long: (C, Q, A) model, subset, question type, n, accuracy (Figure 4)
+    losses: dict[str, list[np.ndarray]] = field(default_factory=dict)  # Table 7 row → one loss curve per seed
 
 
 def paper_facts() -> dict:
@@ -611,7 +650,8 @@ def option_only(cfg: Config, runner: Runner, val: Sequence[MCItem]) -> tuple[dic
     """Eq. 1 on val: the option-only runs, the split, Tables 6 and 27 and the facts."""
     runs = {family: runner.seed_runs(family, "A", {"val": val}, option_only=True)["val"] for family in cfg.bias_models}
     eh = easy_hard(runs, val)
-    trained = {f: cfg.describe_run(f, "A", len(runner.train_items(f, "A", option_only=True))) for f in cfg.bias_models}
+    trained = {f: cfg.describe_run(f, "A", len(runner.train_items(f, "A", option_only=True)), option_only=True)
+               for f in cfg.bias_models}
     overlap = eh.overlap()
     overlap.index = overlap.columns = [paper_name(m) for m in overlap.columns]
     tables = {"reclor_table6": side_by_side(papers.table(P, "Table 6"), table6(eh, runs, val)),
@@ -651,22 +691,45 @@ class MainResults:
     acc: dict[tuple[str, str], np.ndarray]
     acc_e: dict[tuple[str, str], np.ndarray]
     acc_h: dict[tuple[str, str], np.ndarray]
+    losses: dict[tuple[str, str], list[np.ndarray]]  # the runs that report them: one curve per seed
+    checks: dict[tuple[str, str], learning.LossCheck]  # did each of those runs learn?
 
 
 def main_results(cfg: Config, runner: Runner, splits, eh: bias.EasyHard) -> MainResults:
     """Train and score every Table 7 run (and on test, those whose predictions are exported)."""
     val, test = splits["val"], splits["test"]
-    runs, test_scores = {}, {}
+    runs, test_scores, losses = {}, {}, {}
     for family, fields in cfg.table7_runs():
         exported = family in cfg.test_predictions and fields == "CQA"
         out = runner.seed_runs(family, fields, {"val": val, "test": test} if exported else {"val": val})
         runs[(family, fields)] = out["val"]
+        if "losses" in out:
+            losses[(family, fields)] = out["losses"]
         if exported:
             test_scores[family] = out["test"]
     correct = {k: correctness(r, val) for k, r in runs.items()}
+    k = len(val[0].options)
+    checks = {key: learning.check(row_label(*key, cfg.stand_in), curves, k) for key, curves in losses.items()}
     return MainResults(runs, test_scores, {k: seed_accuracies(c) for k, c in correct.items()},
                        {k: seed_accuracies(c, eh.easy) for k, c in correct.items()},
-                       {k: seed_accuracies(c, eh.hard) for k, c in correct.items()})
+                       {k: seed_accuracies(c, eh.hard) for k, c in correct.items()}, losses, checks)
+
+
+def trained_rows(m: MainResults, val: Sequence[MCItem], eh: bias.EasyHard) -> pd.DataFrame:
+    """The Table 7 runs that report their training losses: val, val-EASY and val-HARD accuracy
+    with 95% bootstrap intervals over questions (each question's accuracy averaged over seeds),
+    and the training loss, first and final tenth of the steps, against ln k."""
+    rows = {}
+    for key, check in m.checks.items():
+        per_item = correctness(m.runs[key], val).mean(axis=0)
+        rows[check.name] = {
+            "seeds": len(m.losses[key]),
+            "val": bootstrap_ci(per_item, scale=100),
+            "val-EASY": bootstrap_ci(per_item[eh.easy], scale=100),
+            "val-HARD": bootstrap_ci(per_item[eh.hard], scale=100),
+            **check.columns(),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index").map(report.cell)
 
 
 #: How the fastText rows were computed, as the page says it.
@@ -683,7 +746,8 @@ def table7_section(cfg: Config, runner: Runner, val, eh: bias.EasyHard, m: MainR
     keys = cfg.table7_runs()
     ours = table7(m.runs, val, eh, cfg.stand_in)
     tables = {"reclor_table7": table7_side_by_side(ours, keys, cfg.stand_in),
-              "reclor_table7_paper": papers.table(P, "Table 7")}
+              "reclor_table7_paper": papers.table(P, "Table 7"),
+              "reclor_trained": trained_rows(m, val, eh)}
     bars = pd.DataFrame([{"model": row_label(f, x, cfg.stand_in), "subset": s, "accuracy": v.mean()}
                          for (f, x) in keys for s, v in (("EASY", m.acc_e[(f, x)]), ("HARD", m.acc_h[(f, x)]))])
     described = [f"**{row_label(f, x, cfg.stand_in)}**: {cfg.describe_run(f, x, len(runner.train_items(f, x)))}"
@@ -695,6 +759,7 @@ def table7_section(cfg: Config, runner: Runner, val, eh: bias.EasyHard, m: MainR
         "reclor_main_e": m.acc_e[(model, "CQA")].mean(), "reclor_main_h": m.acc_h[(model, "CQA")].mean(),
         "reclor_main_v": m.acc[(model, "CQA")].mean(),
         "reclor_ft_e": m.acc_e[(NGRAM, "CQA")].mean(), "reclor_ft_h": m.acc_h[(NGRAM, "CQA")].mean(),
+        "reclor_t7_warnings": Markdown(learning.warnings_text(list(m.checks.values()))),
         "reclor_fasttext_impl": Markdown(FASTTEXT_IMPLEMENTATIONS[ngram.default_backend()]),
         "reclor_circular": Markdown(f"{model} is also one of the option-only models that define EASY, so its (A) "
                                     "row is low on HARD partly by construction." if model in cfg.bias_models else ""),
@@ -720,7 +785,8 @@ def table7_arithmetic_gap() -> float:
     return float((share * t7["Test-E"] + (1 - share) * t7["Test-H"] - t7["Test"]).abs().max())
 
 
-def judge_claims(cfg: Config, chance: float, t5: TokenBias, lengths: dict, val_runs, val, m: MainResults) -> ClaimLog:
+def judge_claims(cfg: Config, chance: float, t5: TokenBias, lengths: dict, val_runs, val, eh: bias.EasyHard,
+                 m: MainResults) -> ClaimLog:
     """The evidence for each of the paper's claims (``rcstudy.papers.reclor.CLAIMS``)."""
     log = ClaimLog(P)
 
@@ -737,7 +803,8 @@ def judge_claims(cfg: Config, chance: float, t5: TokenBias, lengths: dict, val_r
                               "gaps": {"right": abs(right - paper_right), "wrong": abs(wrong - paper_wrong)}},
               f"right {right:.2f}, wrong {wrong:.2f}")
     option_only_acc = {f: seed_accuracies(correctness(r, val)).mean() for f, r in val_runs.items()}
-    pretrained = {f: a - chance for f, a in option_only_acc.items() if f not in SCRATCH}
+    pretrained = {f: bootstrap_ci(correctness(r, val).mean(axis=0) - chance / 100, scale=100)
+                  for f, r in val_runs.items() if f not in SCRATCH}
     log.judge("options-only", {"margins": pretrained} if pretrained else None,
               "; ".join(f"{paper_name(f)} {pts(a)}%" for f, a in option_only_acc.items())
               + ("" if pretrained else " (no pretrained option-only model in bias_models)"))
@@ -746,15 +813,26 @@ def judge_claims(cfg: Config, chance: float, t5: TokenBias, lengths: dict, val_r
     bl = m.acc[(BILSTM, "CQA")].mean()
     log.judge("bilstm", {"gap": abs(bl - chance)}, f"Bi-LSTM {pts(bl)}%")
     model = cfg.headline
+
+    def rests_on(*inputs: str) -> list[learning.LossCheck]:
+        return [m.checks[(model, f)] for f in inputs if (model, f) in m.checks]
+
+    # per validation question: the share of seeds that got it right, so intervals are over questions
+    item = {f: correctness(m.runs[(model, f)], val).mean(axis=0) for f in ("A", "QA", "CQA") if (model, f) in m.runs}
     e, h = m.acc_e[(model, "CQA")].mean(), m.acc_h[(model, "CQA")].mean()
-    log.judge("easy-vs-hard", {"gap": e - h}, f"EASY {pts(e)}%, HARD {pts(h)}%")
-    log.judge("hard-near-chance", {"gap": abs(h - chance)}, f"HARD {pts(h)}%")
-    main = {f: m.acc[(model, f)].mean() for f in ("A", "QA", "CQA") if (model, f) in m.acc}
+    gap = difference_interval(item["CQA"][eh.easy], item["CQA"][eh.hard])
+    log.judge("easy-vs-hard", {"gap": gap}, f"EASY {pts(e)}%, HARD {pts(h)}%: EASY − HARD {gap}",
+              rests_on=rests_on("CQA"))
+    log.judge("hard-near-chance", {"gap": abs(h - chance)}, f"HARD {pts(h)}%", rests_on=rests_on("CQA"))
+    main = {f: m.acc[(model, f)].mean() for f in item}
     if {"A", "QA"} <= set(main):
-        log.judge("question-adds-little", {"gain": {model: main["QA"] - main["A"]}},
-                  f"(A) {pts(main['A'])}%, (Q, A) {pts(main['QA'])}%")
-        log.judge("context-adds-a-lot", {"gain": {model: main["CQA"] - main["QA"]}},
-                  f"(Q, A) {pts(main['QA'])}%, (C, Q, A) {pts(main['CQA'])}%")
+        gain = paired_difference(item["QA"], item["A"])
+        log.judge("question-adds-little", {"gain": {model: gain}},
+                  f"(A) {pts(main['A'])}%, (Q, A) {pts(main['QA'])}%: (Q, A) − (A) {gain}", rests_on=rests_on("A", "QA"))
+        gain = paired_difference(item["CQA"], item["QA"])
+        log.judge("context-adds-a-lot", {"gain": {model: gain}},
+                  f"(Q, A) {pts(main['QA'])}%, (C, Q, A) {pts(main['CQA'])}%: (C, Q, A) − (Q, A) {gain}",
+                  rests_on=rests_on("QA", "CQA"))
     else:
         for id in ("question-adds-little", "context-adds-a-lot"):
             log.judge(id, None, f"{model} is not trained on (A) and (Q, A) here (partial_inputs)")
@@ -794,7 +872,8 @@ def run(cfg: Config, rt: Runtime) -> Results:
     cqa = {row_label(fam, x, cfg.stand_in): r for (fam, x), r in m.runs.items() if x == "CQA"}
     tables["reclor_test_files"] = leaderboard_files(cfg, m.test, test)
 
-    claims = judge_claims(cfg, chance, t5, facts, val_runs, val, m)
+    claims = judge_claims(cfg, chance, t5, facts, val_runs, val, eh_val, m)
     return Results(tables, facts, claims, chance=chance, option_lengths=wordpiece_lengths,
+                   losses={m.checks[key].name: curves for key, curves in m.losses.items()},
                    overlap=tables["reclor_table27"], runs_right=eh_val.runs_right, easy_hard_bars=bars,
                    by_type=type_accuracy(cqa, val, eh_val))

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown
 
-from .. import exports, papers, sampling, stats
+from .. import exports, learning, papers, sampling, stats
 from ..baselines import span_readers as sr
 from ..baselines.asreader import ASReaderConfig, asreader
 from ..baselines.cloze_lm import lm_candidate_scores
@@ -50,7 +50,7 @@ class Sizes:
     """How many queries each method trains on and is scored on (seeded samples)."""
 
     train: int | None = param(None, "cap on training queries (seeded sample; None: all)")
-    lm_eval: int | None = param(32, "evaluation queries the LM scores (seeded sample; None: all)")
+    lm_eval: int | None = param(None, "evaluation queries the LM scores (seeded sample; None: all)")
     span_eval: int | None = param(80, "evaluation queries the span readers score (seeded sample; None: all)")
     seed: int = param(0, "seed of these samples")
 
@@ -627,6 +627,13 @@ def summary_facts(cfg: Config, results: dict[str, MethodResult]) -> dict:
     }
 
 
+def loss_checks(cfg: Config, losses: dict[str, list]) -> list[learning.LossCheck]:
+    """Did the encoder ranker learn? It is the one trained row with a fixed number of choices per
+    training query (``ranker.train_options``); the others' losses have no single ln k."""
+    k = cfg.ranker.train_options
+    return [learning.check(f"The encoder ranker ({cfg.model})", losses["ranker"], k)] if k else []
+
+
 def training_curves(cfg: Config, losses: dict[str, list]) -> dict[str, dict[str, list]]:
     """The training-loss panels: title → line-label prefix → one curve per seed."""
     return {"ASReader (from scratch)": {"": losses["ASReader"]},
@@ -692,6 +699,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
     export_predictions(m.results)
     paper_t4, ours_t4 = table4(m.results)
     facts |= setting_facts(cfg, m, train_q) | summary_facts(cfg, m.results)
+    facts["record_loss_warnings"] = Markdown(learning.warnings_text(loss_checks(cfg, m.losses)))
     tables = {
         "record_sources": sources,
         "record_table1": paper_vs_ours(whole_numbers(papers.table(PAPER, "Table 1")), whole_numbers(ours_t1)),

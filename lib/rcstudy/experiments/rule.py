@@ -19,8 +19,9 @@ from typing import Callable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from IPython.display import Markdown
 
-from .. import exports, papers, sampling
+from .. import exports, learning, papers, sampling
 from ..config import ChapterConfig, param, section
 from ..data.records import MCItem
 from ..data.rule import NONE_OPTION, RuleData, RulePrompts, exemplar_keys
@@ -34,6 +35,7 @@ from ..report import ChapterResults, ClaimLog, cell, paper_vs_ours
 from ..runtime import Runtime
 from ..settings import exports_dir
 from ..stats import Interval, MeanSD, bootstrap_ci, difference_interval
+from . import shared
 
 AGGREGATIONS = ("per_split_mean", "pooled")
 SCORINGS = ("letter", "option", "generate")
@@ -53,19 +55,24 @@ def _check_settings(specs: Sequence[str], where: str) -> None:
             raise ValueError(f"{where}: {spec!r} is not shots:family:scoring ({e})") from None
 
 
+_SHARED = shared.RECLOR_ENCODER
+
+
 @dataclass(frozen=True)
 class EncoderSection:
-    """The multiple-choice encoder fine-tuned on ReClor (the paper's DeBERTa-v3), every weight."""
+    """The multiple-choice encoder fine-tuned on ReClor (the paper's DeBERTa-v3), every weight.
+    The defaults are the shared ReClor model's settings (:mod:`rcstudy.experiments.shared`): the
+    RULE chapter reads the model the ReClor chapter trained."""
 
-    model: str = param("minilm-l6", "multiple-choice encoder fine-tuned on ReClor (full: a Hub name)")
-    epochs: int = param(1, "training epochs")
-    lr: float = param(5e-5, "AdamW learning rate")
-    batch_size: int = param(8, "questions per step")
-    max_length: int = param(256, "tokens of context + question + option; the context is cut first")
+    model: str = param(_SHARED.model, "multiple-choice encoder fine-tuned on ReClor (full: a Hub name)")
+    epochs: int = param(_SHARED.epochs, "training epochs")
+    lr: float = param(_SHARED.lr, "AdamW learning rate")
+    batch_size: int = param(_SHARED.batch_size, "questions per step")
+    max_length: int = param(_SHARED.max_length, "tokens of context + question + option; the context is cut first")
     train_questions: int | None = param(
-        300, "ReClor training questions drawn, RULE main questions then dropped; the text-to-text models too (None: all)")
+        None, "ReClor training questions drawn, RULE main questions then dropped; the text-to-text models too (None: all)")
     sample_mains: int | None = param(
-        120, "main questions (with all their subquestions) every fine-tuned model is scored on (None: all)")
+        300, "main questions (with all their subquestions) every fine-tuned model is scored on (None: all)")
 
     def mc_config(self, seed: int):
         """The engine's configuration for one seed."""
@@ -100,7 +107,7 @@ class LMSection:
     models: tuple[str, ...] = param(("smollm2-135m",), "causal LMs prompted with the released prompts")
     settings: tuple[str, ...] = param(("0:vanilla:letter", "0:vanilla:option", "1:vanilla:letter", "1:subq:letter"),
                                       "prompt settings, shots:family:scoring")
-    sample_mains: int | None = param(16, "main questions (with all their subquestions) the LMs answer (None: all)")
+    sample_mains: int | None = param(100, "main questions (with all their subquestions) the LMs answer (None: all)")
     max_length: int = param(2048, "tokens; longer prompts are cut from the left")
     cot_max_new_tokens: int = param(256, "generated tokens for chain-of-thought settings")
     aggregation: Literal["per_split_mean", "pooled"] = param(
@@ -139,7 +146,7 @@ class Config(ChapterConfig):
     seq2seq: Seq2SeqSection = section(Seq2SeqSection, "text-to-text models fine-tuned on ReClor")
     lm: LMSection = section(LMSection, "the prompted language models")
     analyses: AnalysesSection = section(AnalysesSection, "the follow-up analyses and their settings")
-    seeds: tuple[int, ...] = param((0, 1), "training seeds of every fine-tuned model")
+    seeds: tuple[int, ...] = param((_SHARED.seed,), "training seeds of every fine-tuned model")
     sample_seed: int = param(0, "seed of every draw (training questions, main-question samples, bootstrap)")
 
     def __post_init__(self):
@@ -362,12 +369,6 @@ def alignment_items(data: RuleData) -> list[MCItem]:
                    s.options, s.label, s.meta) for s in data.subs]
 
 
-def reclor_training_items(reclor_train: Sequence[MCItem], data: RuleData) -> list[MCItem]:
-    """ReClor train without the RULE main questions (the paper's fine-tuning set), order kept."""
-    held = {m.id for m in data.mains}
-    return [it for it in reclor_train if it.id not in held and it.label is not None]
-
-
 @dataclass(frozen=True)
 class EncoderSetup:
     """A model fine-tuned on ReClor: a multiple-choice encoder (``MCConfig``, all weights, as the
@@ -393,7 +394,7 @@ def encoder_logits(setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all
     from ..models import mc, seq2seq
 
     pool = sampling.draw(list(reclor_train), setup.train_questions, setup.subsample_seed)
-    train = reclor_training_items(pool, rule_all)
+    train = shared.reclor_training_questions(pool, {m.id for m in rule_all.mains})
     if isinstance(setup.cfg, mc.MCConfig):
         out = mc.finetune_and_predict(setup.cfg, train, dict(eval_sets), rt)
     elif isinstance(setup.cfg, seq2seq.Seq2SeqConfig):
@@ -788,7 +789,6 @@ PAPER_PROMPTED_ROWS = ("LLaMA 2 70B, five-shot ReClor exemplars", "Flan-UL2 20B,
                        "InstructGPT, five-shot RULE exemplars", "InstructGPT (setting not stated)",
                        "best model (not named)", "Human")
 NONE_COLUMNS = ("None offered", "None is the answer", "with a None-answer exemplar", "without", "n offered", "n answer")
-UNIFORM_LOSS = float(np.log(4))  # cross-entropy of a uniform guess over four options
 
 
 @dataclass
@@ -836,6 +836,7 @@ class Results(ChapterResults):
     hard_table: pd.DataFrame | None = None
     chance_sub: float = 25.0
     length_bins: int = 4
+    losses: dict[str, list] = field(default_factory=dict)  # the fine-tuned encoder → one loss curve per seed
 
 
 def run(cfg: Config, rt: Runtime) -> Results:
@@ -857,6 +858,8 @@ def run(cfg: Config, rt: Runtime) -> Results:
     paper_t2 = papers.table("rule", "Table 2")[list(METRICS)]
     res.tables["rule_table2_trained"] = paper_vs_ours(paper_t2.loc[list(PAPER_TRAINED_ROWS)], results_table(rows))
     res.facts.update(training_facts(cfg, trained, enc_sample))
+    res.losses = {name: [r.info["losses"] for r in runs] for name, runs in trained.runs.items()
+                  if name == trained.encoder_name}
     subq_cis = subq_intervals(trained, cfg.sample_seed)
     res.facts.update(baseline_facts(rows, trained, subq_cis, baselines, chance_sub))
 
@@ -1004,16 +1007,16 @@ def train_models(cfg: Config, reclor_train: Sequence[MCItem] | None, data: RuleD
     return trained
 
 
-def loss_ends(runs: Sequence[System]) -> tuple[float, float]:
-    """Training loss over the first and the last tenth of the steps, each the mean over seeds."""
-    tenth = max(1, len(runs[0].info["losses"]) // 10)
-    return (float(np.mean([np.mean(r.info["losses"][:tenth]) for r in runs])),
-            float(np.mean([np.mean(r.info["losses"][-tenth:]) for r in runs])))
-
-
 def loss_text(runs: Sequence[System]) -> str:
-    first, last = loss_ends(runs)
+    first, last = learning.loss_ends([r.info["losses"] for r in runs])
     return f"{first:.3f} → {last:.3f} over {len(runs[0].info['losses'])} steps"
+
+
+def loss_checks(trained: Trained) -> dict[str, learning.LossCheck]:
+    """Did the multiple-choice encoder learn? (Its loss is a 4-way cross-entropy; the text-to-text
+    models' is per token, with no ln k to compare with.)"""
+    runs = trained.encoder_runs
+    return {trained.encoder_name: learning.check(trained.encoder_name, [r.info["losses"] for r in runs], 4)} if runs else {}
 
 
 def training_facts(cfg: Config, trained: Trained, sample: RuleData) -> dict:
@@ -1026,19 +1029,14 @@ def training_facts(cfg: Config, trained: Trained, sample: RuleData) -> dict:
         "rule_enc_seeds": (f"the mean ± sd over {len(cfg.seeds)} seeds" if len(cfg.seeds) > 1
                            else f"from one seed ({cfg.seeds[0]})"),
         "rule_enc_pool": ("all of ReClor train" if enc.train_questions is None
-                          else f"{enc.train_questions} ReClor training questions"),
+                          else f"out of a random draw of {enc.train_questions}"),
         "rule_enc_maxlen": enc.max_length,
         "rule_enc_mains": len(sample.mains),
         "rule_enc_subs": len(sample.subs),
     }
-    if runs:
-        facts["rule_enc_loss"] = f"its training loss went {loss_text(runs)}" + (
-            f", still about ln 4 = {UNIFORM_LOSS:.3f}, the loss of a uniform guess: with this little training the "
-            "encoder has barely left its random start, so its rows show the pipeline and the chance level of an "
-            "untrained model, not what fine-tuning on all of ReClor teaches (the full profile does that)"
-            if loss_ends(runs)[1] > UNIFORM_LOSS - 0.02 else "")
-    else:
-        facts["rule_enc_loss"] = "it was not trained"
+    checks = loss_checks(trained)
+    facts["rule_enc_loss"] = f"its training loss went {loss_text(runs)}" if runs else "it was not trained"
+    facts["rule_loss_warnings"] = Markdown(learning.warnings_text(list(checks.values())))
     if s2s.models:
         done = "; ".join(f"{name.split(',')[0]}: loss {loss_text(r)}" for name, r in trained.seq2seq_runs.items())
         facts["rule_s2s_text"] = (
@@ -1397,16 +1395,19 @@ def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trai
 
     baseline_names = {b.name for b in baselines}
     evaluated = {n: r for n, r in all_rows.items() if n not in baseline_names}
+    checks = loss_checks(trained)
     claims.judge("consistency-far-below-mainq",
                  {"excess": {n: numeric(r["Consistency"]) - 0.5 * numeric(r["MainQ"]) for n, r in evaluated.items()}}
                  if evaluated else None,
                  "; ".join(f"{n}: MainQ {fmt(r, 'MainQ')}, consistency {fmt(r, 'Consistency')}"
-                           for n, r in evaluated.items()) or "nothing evaluated")
+                           for n, r in evaluated.items()) or "nothing evaluated",
+                 rests_on=[c for n, c in checks.items() if n in evaluated])
 
     claims.judge("finetuned-subq-near-chance",
                  {"subq": dict(subq_cis), "chance": papers.value("rule", "Table 2", "Chance", "SubQ")}
                  if subq_cis else None,
-                 "; ".join(f"{name}: SubQ {ci}" for name, ci in subq_cis.items()) or "no model trained")
+                 "; ".join(f"{name}: SubQ {ci}" for name, ci in subq_cis.items()) or "no model trained",
+                 rests_on=[c for n, c in checks.items() if n in subq_cis])
 
     with_none = with_none_exemplar(prompted)
     if with_none:
