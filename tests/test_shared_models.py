@@ -1,22 +1,34 @@
 """The shared ReClor model: every chapter's defaults build the same model on the same questions."""
 
 import warnings
+from dataclasses import asdict
+
+import pytest
 
 from rcstudy import runtime, sampling
+from rcstudy.cache import fingerprint
 from rcstudy.data import reclor as reclor_data
 from rcstudy.data import rule as rule_data
 from rcstudy.experiments import logiqa, reclor, rule, shared
 
 
-def test_every_chapter_builds_the_shared_reclor_model():
-    r = reclor.Config()
-    assert r.encoder.finetune.mc(r.headline, "CQA", r.seeds_of(r.headline)[0]) == shared.RECLOR_ENCODER
-    u = rule.Config()
+def same_cache_key(cfg) -> bool:
+    """The model's cache key is that of the shared model: equal settings *and* equal JSON (1 and
+    1.0 are equal in Python but not in a key)."""
+    return cfg == shared.RECLOR_ENCODER and fingerprint(asdict(cfg)) == fingerprint(asdict(shared.RECLOR_ENCODER))
+
+
+@pytest.mark.parametrize("profile", [None, "quick"])  # the defaults, and the profile as the runner loads it
+def test_every_chapter_builds_the_shared_reclor_model(profile):
+    load = (lambda cls: cls()) if profile is None else (lambda cls: cls.load(profile))
+    r = load(reclor.Config)
+    assert same_cache_key(r.encoder.finetune.mc(r.headline, "CQA", r.seeds_of(r.headline)[0]))
+    u = load(rule.Config)
     _, setups = rule.trained_setups(u)
     (encoder,) = setups[f"{u.encoder.model}, fine-tuned on ReClor"]
-    assert encoder.cfg == shared.RECLOR_ENCODER and encoder.train_questions is None
-    q = logiqa.Config()
-    assert q.encoder.mc(q.encoder.seeds[0]) == shared.RECLOR_ENCODER  # the transfer rows' source stage
+    assert same_cache_key(encoder.cfg) and encoder.train_questions is None
+    q = load(logiqa.Config)
+    assert same_cache_key(q.encoder.mc(q.encoder.seeds[0]))  # the transfer rows' source stage
 
 
 def test_the_chapters_train_it_on_the_same_questions(fixture_data):

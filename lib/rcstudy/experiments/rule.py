@@ -65,7 +65,7 @@ class EncoderSection:
     RULE chapter reads the model the ReClor chapter trained."""
 
     model: str = param(_SHARED.model, "multiple-choice encoder fine-tuned on ReClor (full: a Hub name)")
-    epochs: int = param(_SHARED.epochs, "training epochs")
+    epochs: float = param(_SHARED.epochs, "training epochs")
     lr: float = param(_SHARED.lr, "AdamW learning rate")
     batch_size: int = param(_SHARED.batch_size, "questions per step")
     max_length: int = param(_SHARED.max_length, "tokens of context + question + option; the context is cut first")

@@ -25,7 +25,7 @@ from ..models.mc import MCConfig
 #: MiniLM fine-tuned on ReClor (context, question, option): one epoch of AdamW over the training
 #: questions, 16 questions per step, peak learning rate 1e-4 after a 10% warm-up (a small
 #: model learns from a higher rate than the paper's 1e-5 to 2e-5 for base and large models).
-RECLOR_ENCODER = MCConfig(model="minilm-l6", fields="CQA", max_length=256, epochs=1, lr=1e-4, batch_size=16,
+RECLOR_ENCODER = MCConfig(model="minilm-l6", fields="CQA", max_length=256, epochs=1.0, lr=1e-4, batch_size=16,
                           warmup=0.1, weight_decay=0.01, seed=0)
 
 
