@@ -68,6 +68,7 @@ def test_a_row_learned_only_below_two_percent_of_ln_k():
     two_seeds = learning.check("seeds", [[1.4, 1.0], [1.4, 1.5]], k=4)  # finals averaged over seeds
     assert two_seeds.final == pytest.approx(1.25) and two_seeds.learned
     assert not learning.check("binary", [[0.7, 0.69]], k=2).learned  # ln 2 = 0.693
+    assert "1.441, is above ln 4" in learning.check("worse", [[1.5, 1.441]], k=4).warning()
     with pytest.raises(ValueError, match="no training losses"):
         learning.final_loss([])
 

@@ -58,9 +58,10 @@ class LossCheck:
                 f"(ln {self.k} = {self.chance_loss:.3f})")
 
     def warning(self) -> str:
-        return (f"⚠ {self.name} did not learn: its final training loss, {self.final:.3f}, is within "
-                f"{CHANCE_MARGIN:.0%} of ln {self.k} = {self.chance_loss:.3f}, the loss of guessing. Its "
-                "accuracy is chance plus noise, and no claim rests on it.")
+        where = "above" if self.final > self.chance_loss else f"within {CHANCE_MARGIN:.0%} of"
+        return (f"⚠ {self.name} did not learn: its final training loss, {self.final:.3f}, is {where} "
+                f"ln {self.k} = {self.chance_loss:.3f}, the loss of guessing. Its accuracy is chance plus "
+                "noise, and no claim rests on it.")
 
 
 def loss_ends(curves: Sequence[Sequence[float]]) -> tuple[float, float]:
