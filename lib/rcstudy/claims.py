@@ -123,10 +123,6 @@ class Power:
         z = _NORMAL.inv_cdf(1 - ALPHA / 2) + _NORMAL.inv_cdf(TARGET_POWER)
         return max(1, math.ceil(self.ours.n * (z * self.se / abs(self.effect)) ** 2))
 
-    def describe(self) -> str:
-        need = "" if self.adequate or self.n_needed is None else f"; ~{self.n_needed:,} items needed"
-        return f"power {self.power:.2f} to detect the paper's {self.effect:+.1f} vs {self.line:g}{need}"
-
 
 def weakest(powers: Sequence[Power | None]) -> Power | None:
     """The least powerful of several tests that must all succeed (None if none is computed)."""

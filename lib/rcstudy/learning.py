@@ -23,12 +23,17 @@ CHANCE_MARGIN = 0.02
 FINAL_SHARE = 0.1
 
 
+def _tenth(steps: int) -> int:
+    """How many steps make the first or the last :data:`FINAL_SHARE` of a curve (at least one)."""
+    return max(1, int(round(FINAL_SHARE * steps)))
+
+
 def final_loss(losses: Sequence[float]) -> float:
     """The mean training loss over the last tenth of the steps (at least one step)."""
     losses = np.asarray(losses, dtype=float)
     if losses.size == 0:
         raise ValueError("no training losses to judge")
-    return float(losses[-max(1, int(round(FINAL_SHARE * losses.size))):].mean())
+    return float(losses[-_tenth(losses.size):].mean())
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,7 @@ class LossCheck:
 def loss_ends(curves: Sequence[Sequence[float]]) -> tuple[float, float]:
     """The mean loss of the first and of the last tenth of the steps, each averaged over the curves (seeds)."""
     curves = [np.asarray(c, dtype=float) for c in curves]
-    firsts = [float(c[:max(1, int(round(FINAL_SHARE * c.size)))].mean()) for c in curves]
+    firsts = [float(c[:_tenth(c.size)].mean()) for c in curves]
     return float(np.mean(firsts)), float(np.mean([final_loss(c) for c in curves]))
 
 

@@ -98,6 +98,14 @@ def record_f1(ours, paper, human: float, best_paper: float):
     return fig
 
 
+def smoothed(curve: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """A loss curve's moving average over a tenth of its steps, and the step each average ends at."""
+    curve = np.asarray(curve, dtype=float)
+    window = max(1, len(curve) // 10)
+    smooth = np.convolve(curve, np.ones(window) / window, mode="valid")
+    return np.arange(len(smooth)) + window, smooth
+
+
 def training_curves(panels, seeds):
     """One panel per method (title → line-label prefix → one loss curve per seed), each curve a
     moving average over a tenth of its steps."""
@@ -105,10 +113,7 @@ def training_curves(panels, seeds):
     for ax, (title, runs) in zip(axes, panels.items()):
         for prefix, losses in runs.items():
             for seed, curve in zip(seeds, losses):
-                curve = np.asarray(curve, dtype=float)
-                window = max(1, len(curve) // 10)
-                smooth = np.convolve(curve, np.ones(window) / window, mode="valid")
-                ax.plot(np.arange(len(smooth)) + window, smooth, label=f"{prefix}seed {seed}")
+                ax.plot(*smoothed(curve), label=f"{prefix}seed {seed}")
         ax.set_title(title)
         ax.set_xlabel("optimiser step")
         ax.legend()
@@ -127,10 +132,7 @@ def loss_curves(curves: Mapping[str, Sequence[Sequence[float]]], k: int):
     fig, ax = plt.subplots(figsize=(8, 3.4))
     for name, runs in curves.items():
         for seed, curve in enumerate(runs):
-            curve = np.asarray(curve, dtype=float)
-            window = max(1, len(curve) // 10)
-            smooth = np.convolve(curve, np.ones(window) / window, mode="valid")
-            ax.plot(np.arange(len(smooth)) + window, smooth, label=name if len(runs) == 1 else f"{name}, seed {seed + 1}")
+            ax.plot(*smoothed(curve), label=name if len(runs) == 1 else f"{name}, seed {seed + 1}")
     chance = math.log(k)
     ax.axhspan((1 - CHANCE_MARGIN) * chance, chance, color="0.85", zorder=0)
     ax.axhline(chance, color="0.3", ls="--", lw=1, label=f"ln {k}: guessing")
