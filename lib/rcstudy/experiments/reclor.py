@@ -23,6 +23,7 @@ import re
 import warnings
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, Literal, Mapping, Sequence
 
@@ -362,6 +363,11 @@ class Runner:
         self._features: dict[tuple[str, str], dict[str, np.ndarray]] = {}
         self._data = data_files()
 
+    @cached_property
+    def rule_main_ids(self) -> set[str]:
+        """RULE's main questions, read once: every encoder run leaves them out of its training."""
+        return shared.rule_main_ids()
+
     def train_items(self, family: str, fields: str, *, option_only: bool = False) -> list[MCItem]:
         """The training questions of a Table 7 run, or of an option-only run of Eq. 1 (see :class:`Sizes`)."""
         sizes = self.cfg.sizes
@@ -373,7 +379,7 @@ class Runner:
             n = sizes.train_questions.get(fields)
         items = sampling.draw(self.splits["train"], n, sizes.seed)
         if not option_only and family not in SCRATCH and sizes.exclude_rule_mains:
-            items = shared.reclor_training_questions(items)
+            items = shared.reclor_training_questions(items, self.rule_main_ids)
         return items
 
     def features(self, model: str, fields: str, items: Sequence[MCItem]) -> np.ndarray:
