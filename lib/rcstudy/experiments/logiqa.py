@@ -16,7 +16,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -1034,15 +1034,15 @@ def consistency(n_test: int) -> tuple[pd.DataFrame, dict]:
 
 
 def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score], points: pd.DataFrame,
-                 proxy: TypeLabels) -> ClaimLog:
-    """The evidence for each of the paper's claims (``rcstudy.papers.logiqa.CLAIMS``)."""
+                 proxy: TypeLabels, checks: Mapping[str, learning.LossCheck]) -> ClaimLog:
+    """The evidence for each of the paper's claims (``rcstudy.papers.logiqa.CLAIMS``); ``checks``:
+    whether each trained row learned (:meth:`Systems.loss_checks`)."""
     log = ClaimLog(P)
     model = cfg.encoder.model
     item_acc = {x.name: per_item_accuracy(x, data, "en-test") for x in s.everything}
-    checks = s.loss_checks()
 
     def rests_on(*names: str) -> list[learning.LossCheck]:
-        """The trained rows among ``names`` (a row trained on a subset of the main model's data is the main model)."""
+        """The loss checks of the rows among ``names`` that were trained here (rules and the LM have none)."""
         return [checks[n] for n in names if n in checks]
 
     def compare(a: str, b: str, name_a: str, name_b: str) -> tuple[Interval, str]:
@@ -1176,7 +1176,7 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
     tables["logiqa_consistency"], f = consistency(len(data.splits["en-test"]))
     facts |= f
 
-    claims = judge_claims(cfg, s, data, acc, points, type_sources["LogiQA 2.0 labels (proxy)"])
+    claims = judge_claims(cfg, s, data, acc, points, type_sources["LogiQA 2.0 labels (proxy)"], checks)
     export_predictions(s.everything, data)
     return Results(
         tables, facts, claims, systems=s, answer_shares=answer_shares(data),
