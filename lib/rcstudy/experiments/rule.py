@@ -858,8 +858,8 @@ def run(cfg: Config, rt: Runtime) -> Results:
     paper_t2 = papers.table("rule", "Table 2")[list(METRICS)]
     res.tables["rule_table2_trained"] = paper_vs_ours(paper_t2.loc[list(PAPER_TRAINED_ROWS)], results_table(rows))
     res.facts.update(training_facts(cfg, trained, enc_sample))
-    res.losses = {name: [r.info["losses"] for r in runs] for name, runs in trained.runs.items()
-                  if name == trained.encoder_name}
+    if trained.encoder_runs:
+        res.losses = {trained.encoder_name: [r.info["losses"] for r in trained.encoder_runs]}
     subq_cis = subq_intervals(trained, cfg.sample_seed)
     res.facts.update(baseline_facts(rows, trained, subq_cis, baselines, chance_sub))
 
