@@ -144,7 +144,7 @@ class Config(ChapterConfig):
     readers: Readers = section(Readers, "the neural readers trained from scratch")
     encoder: Encoder = section(Encoder, "the fine-tuned multiple-choice encoder")
     lm: LM = section(LM, "the zero-shot language model")
-    ablations: tuple[Ablation, ...] = param(("no paragraph", "options only"),
+    ablations: tuple[Ablation, ...] = param(("no paragraph",),
                                             "partial inputs the encoder is retrained with (Figure 3)")
     transfer: Transfer = section(Transfer, "transfer from ReClor (Table 4)")
 
