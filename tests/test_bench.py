@@ -203,3 +203,43 @@ def test_the_text_edit_of_the_book_stage_changes_one_chapter_in_a_copy(tmp_path)
     assert (copy / "reclor.md").read_text() != (CHAPTERS_DIR / "reclor.md").read_text()
     assert (copy / "rule.md").read_text() == (CHAPTERS_DIR / "rule.md").read_text()
     assert (copy / "params" / "reclor.quick.yaml").exists()
+
+
+def _record(date: str, stages: tuple[str, ...], preset: str = "cpu", cpu_model: str = "EPYC") -> dict:
+    record = {"rcstudy": "0", "date": date, "preset": preset, "config": {"train_steps": 100},
+              "stages": list(stages), "load_average": [0.0, 0.0],
+              "hardware": {"device": "cpu", "cpu_model": cpu_model, "cpu_count": 2, "torch_threads": 2,
+                           "memory_gb": 24, "torch": "2"}}
+    return {**record, **{k: {"from": date} for s in stages for k in bench.STAGE_KEYS[s]}}
+
+
+def test_a_run_of_some_stages_keeps_the_others_of_the_same_setup():
+    full = bench.merge_stages(_record("d1", ("train", "score", "precision")), None)
+    assert full["measured"] == {"train": "d1", "score": "d1", "precision": "d1"}
+
+    merged = bench.merge_stages(_record("d2", ("book",)), full)
+    assert merged["stages"] == ["train", "score", "precision", "book"]
+    assert merged["measured"] == {"train": "d1", "score": "d1", "precision": "d1", "book": "d2"}
+    assert merged["training"] == merged["flops"] == merged["precision"] == {"from": "d1"}
+    assert merged["book"] == {"from": "d2"}
+    # a stage run again replaces the kept one
+    again = bench.merge_stages(_record("d3", ("score",)), merged)
+    assert again["measured"]["score"] == "d3" and again["scoring"] == {"from": "d3"}
+    assert again["measured"]["book"] == "d2"
+    # a record without `measured` (older files) counts its own date for each of its stages
+    assert bench.stage_dates(_record("d0", ("train",))) == {"train": "d0"}
+
+
+@pytest.mark.parametrize("change", [{"preset": "gpu"}, {"cpu_model": "Xeon"}])
+def test_stages_of_another_setup_are_not_kept(change):
+    previous = _record("d1", ("train", "score"))
+    new = _record("d2", ("book",), **change)
+    merged = bench.merge_stages(new, previous)
+    assert merged["stages"] == ["book"] and "training" not in merged and merged["measured"] == {"book": "d2"}
+
+
+def test_markdown_names_each_stage_date_when_they_differ():
+    merged = bench.merge_stages(_record("d2", ()), bench.merge_stages(_record("d1", ()), None))
+    assert "Measured:" not in bench.markdown(merged)
+    assert "Measured: train d1; book d2." in bench.markdown(
+        {**merged, "stages": ["train", "book"], "measured": {"train": "d1", "book": "d2"}})

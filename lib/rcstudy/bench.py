@@ -35,7 +35,9 @@ e. **precision** (by default in the cpu and gpu presets): the training of (a) wi
    that the ratio of (a) is also reported with both sides in bf16.
 
 Results go to ``<out>/<device>.json`` and, as a markdown table, ``<out>/<device>.md``
-(``<out>`` defaults to ``benchmarks/results``); the book's appendix page shows them. Every size
+(``<out>`` defaults to ``benchmarks/results``); the book's appendix page shows them. A run of
+some stages keeps the other stages of the file when it comes from the same preset, sizes and
+machine, each with the date it was measured (``--stages book`` after a cold build). Every size
 is a parameter: presets ``cpu``, ``gpu`` and ``tiny`` (seconds, for the tests), refined with
 ``-p name=value``.
 
@@ -63,6 +65,8 @@ from . import __version__
 from .settings import PROJECT_ROOT, book_root
 
 STAGES = ("train", "score", "precision", "book")
+#: The keys of a results record that each stage writes.
+STAGE_KEYS = {"train": ("training", "flops"), "score": ("scoring",), "precision": ("precision",), "book": ("book",)}
 #: What each preset runs unless ``--stages`` says otherwise. The tiny preset (the tests, the smoke
 #: book) leaves out the precision stage: it repeats the training and scoring of the others.
 DEFAULT_STAGES = {"cpu": ("train", "score", "precision"), "gpu": ("train", "score", "precision"),
@@ -741,6 +745,9 @@ def markdown(results: dict) -> str:
     cell = lambda v: str(v).replace("|", "\\|")  # noqa: E731
     lines = [f"# Benchmark ({results['preset']} preset, {results['hardware']['device']})", "",
              hardware_line(results), ""]
+    dates = stage_dates(results)
+    if len(set(dates.values())) > 1:
+        lines += ["Measured: " + "; ".join(f"{s} {d}" for s, d in dates.items()) + ".", ""]
     if rows:
         lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         for prev, r in zip([None, *rows], rows):
@@ -749,12 +756,42 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def stage_dates(results: dict) -> dict[str, str]:
+    """When each stage of a results record was measured (records without ``measured``: its date)."""
+    return results.get("measured") or {s: results["date"] for s in results["stages"]}
+
+
+def same_setup(a: dict, b: dict) -> bool:
+    """Whether two records come from the same preset, sizes and machine (their stages can be shown together)."""
+    machine = ("device", "cpu_model", "cpu_count", "torch_threads", "gpu")
+    return (a["preset"] == b["preset"] and a["config"] == b["config"]
+            and all(a["hardware"].get(k) == b["hardware"].get(k) for k in machine))
+
+
+def merge_stages(results: dict, previous: dict | None) -> dict:
+    """``results`` with the stages of ``previous`` that it did not run, when both come from the same
+    setup (:func:`same_setup`): a run of ``--stages book`` after a cold build keeps the training,
+    scoring and precision figures of the last full run, each with the date it was measured."""
+    measured = {s: results["date"] for s in results["stages"]}
+    if previous is None or not same_setup(results, previous):
+        return {**results, "measured": measured}
+    kept = {s: d for s, d in stage_dates(previous).items() if s not in measured}
+    merged = {**results, **{k: previous[k] for s in kept for k in STAGE_KEYS[s] if k in previous}}
+    stages = [s for s in STAGES if s in measured or s in kept]
+    return {**merged, "stages": stages, "measured": {s: {**kept, **measured}[s] for s in stages}}
+
+
+def results_path(results: dict, out_dir: Path) -> Path:
+    """``<out>/<device>.json``: one file per device type (cpu, cuda)."""
+    return Path(out_dir) / f"{results['hardware']['device'].split(':')[0]}.json"
+
+
 def write_results(results: dict, out_dir: Path) -> tuple[Path, Path]:
     """``<out>/<device>.json`` and ``<out>/<device>.md`` (the latest run per device type)."""
     from .cache import atomic_write_bytes
 
-    device = results["hardware"]["device"].split(":")[0]
-    json_path, md_path = Path(out_dir) / f"{device}.json", Path(out_dir) / f"{device}.md"
+    json_path = results_path(results, out_dir)
+    md_path = json_path.with_suffix(".md")
     atomic_write_bytes(json_path, json.dumps(results, indent=1).encode())
     atomic_write_bytes(md_path, markdown(results).encode())
     return json_path, md_path
@@ -790,6 +827,8 @@ def run(cfg: BenchConfig, stages=None, *, preset: str = "custom", out_dir: Path 
         results["book"] = stage_book(cfg)
     results["load_average"] = [load_before, os.getloadavg()[0]]
     if out_dir is not None:
+        previous = results_path(results, out_dir)
+        results = merge_stages(results, json.loads(previous.read_text()) if previous.exists() else None)
         for path in write_results(results, out_dir):
             _log(f"✓ wrote {path}")
     return results
