@@ -138,7 +138,10 @@ def test_tiny_encoder_pipeline(data, isolated_cache, monkeypatch, tmp_path):
     assert [s.name for s in abl] == ["full input", "no question", "options only"]
     assert all(s.evaluated("en-test").sum() == 6 for s in abl)
     source = data.splits["en-eval"]
-    transfer = ex.transfer_systems(data, encoder, sizes, main, source, "Source", rt)
+    # the source stage trains with its own settings (here 2 questions a step), the target stage with the encoder's
+    transfer_cfg = ex.Transfer(then_logiqa=True, source_lr=1e-3, source_batch_size=2)
+    transfer = ex.transfer_systems(data, encoder, transfer_cfg, sizes, main, source, "Source", rt)
+    assert len(transfer[1].extra["losses"][0]) == 4 and len(transfer[2].extra["losses"][0]) == 3  # 8/2, 12/4 steps
     assert [s.name for s in transfer] == ["tiny-bert_LogiQA", "tiny-bert_Source", "tiny-bert_Source → LogiQA"]
     assert transfer[2].trained_on == "8 Source, then 12 LogiQA"
     assert all(s.evaluated("en-test").sum() == 6 and s.evaluated("en-eval").sum() == 4 for s in transfer)

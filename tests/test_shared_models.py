@@ -28,7 +28,7 @@ def test_every_chapter_builds_the_shared_reclor_model(profile):
     (encoder,) = setups[f"{u.encoder.model}, fine-tuned on ReClor"]
     assert same_cache_key(encoder.cfg) and encoder.train_questions is None
     q = load(logiqa.Config)
-    assert same_cache_key(q.encoder.mc(q.encoder.seeds[0]))  # the transfer rows' source stage
+    assert same_cache_key(q.transfer.source_mc(q.encoder, q.encoder.seeds[0]))  # the transfer rows' source stage
 
 
 def test_the_chapters_train_it_on_the_same_questions(fixture_data):

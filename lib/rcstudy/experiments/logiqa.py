@@ -97,17 +97,19 @@ _SHARED = shared.RECLOR_ENCODER
 @dataclass(frozen=True)
 class Encoder:
     """The fine-tuned multiple-choice encoder (the paper's RoBERTa role): Table 3, the ablations,
-    transfer and the analyses. The defaults are the shared ReClor model's settings
-    (:mod:`rcstudy.experiments.shared`), so the transfer rows' source stage is that model."""
+    transfer and the analyses. Its model and input length are the shared ReClor model's
+    (:mod:`rcstudy.experiments.shared`), so that model is the transfer rows' source stage."""
 
     model: str = param(_SHARED.model, "the fine-tuned encoder (full: a Hub name)")
     extra_models: tuple[str, ...] = param((), "more encoders for Table 3 only (full: bert-base-uncased)")
     seeds: tuple[int, ...] = param((_SHARED.seed,), "encoder seeds (also of the ablated and transfer runs)")
     n_train: int | None = param(None, "training questions for the encoder (None: all)")
     max_length: int = param(_SHARED.max_length, "tokens per option sequence")
-    epochs: float = param(_SHARED.epochs, "training epochs")
-    lr: float = param(_SHARED.lr, "peak learning rate")
-    batch_size: int = param(_SHARED.batch_size, "questions per optimiser step")
+    epochs: float = param(_SHARED.epochs, "training epochs on LogiQA")
+    lr: float = param(_SHARED.lr, "peak learning rate on LogiQA")
+    # LogiQA's training set is smaller than ReClor's: at 16 questions a step, one epoch is too few
+    # updates for MiniLM to leave the loss of guessing; 8 doubles the updates at the same cost
+    batch_size: int = param(8, "questions per optimiser step on LogiQA")
 
     def mc(self, seed: int, fields: str = "CQA") -> mc.MCConfig:
         """The engine's configuration for one seed and input (the only place it is built)."""
@@ -131,6 +133,15 @@ class Transfer:
 
     n_source: int | None = param(None, "ReClor training questions drawn, RULE's main questions then left out (None: all)")
     then_logiqa: bool = param(False, "also continue the source model on LogiQA (one more full fine-tuning)")
+    source_epochs: float = param(_SHARED.epochs, "training epochs on ReClor")
+    source_lr: float = param(_SHARED.lr, "peak learning rate on ReClor")
+    source_batch_size: int = param(_SHARED.batch_size, "questions per optimiser step on ReClor")
+
+    def source_mc(self, encoder: Encoder, seed: int) -> mc.MCConfig:
+        """The source stage's settings: the encoder's model and input, trained on ReClor with these
+        (by default, the shared ReClor model's)."""
+        return replace(encoder.mc(seed), epochs=self.source_epochs, lr=self.source_lr,
+                       batch_size=self.source_batch_size)
 
 
 @dataclass(frozen=True)
@@ -442,11 +453,12 @@ def ablation_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Pre
     return out
 
 
-def transfer_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Predictions, source: Sequence[MCItem],
-                     source_name: str, rt: Runtime, *, then_target: bool = True) -> list[Predictions]:
-    """Table 4: the encoder trained on LogiQA only, on the source only, and (``then_target``)
+def transfer_systems(data: LogiQAData, encoder: Encoder, transfer: Transfer, sizes: Sizes, main: Predictions,
+                     source: Sequence[MCItem], source_name: str, rt: Runtime) -> list[Predictions]:
+    """Table 4: the encoder trained on LogiQA only, on the source only, and (``then_logiqa``)
     source → LogiQA, all with the same sequential recipe, scored on the Eval and Test samples.
-    One stage of LogiQA is the Table 3 model, so the LogiQA-only row is ``main`` on those samples."""
+    A source stage trains with ``transfer``'s settings, a LogiQA stage with the encoder's; one
+    stage of LogiQA is the Table 3 model, so the LogiQA-only row is ``main`` on those samples."""
     target = encoder_train_items(data, encoder, sizes)
     pos = eval_positions(data, sizes)
     sets = {"en-eval": [data.splits["en-eval"][i] for i in pos["en-eval"]],
@@ -456,12 +468,13 @@ def transfer_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Pre
     out = [Predictions(f"{m}_LogiQA", "Transfer", f"{len(target)} LogiQA",
                        {k: restrict(main.preds[k], where[k]) for k in sets})]
     rows = {f"{m}_{source_name}": ([source], f"{len(source)} {source_name}")}
-    if then_target:
+    if transfer.then_logiqa:
         rows[f"{m}_{source_name} → LogiQA"] = ([source, target], f"{len(source)} {source_name}, then {len(target)} LogiQA")
     for name, (stages, trained_on) in rows.items():
         preds, losses = {k: [] for k in sets}, []
         for seed in encoder.seeds:
-            res = finetune_stages_predict(stages, sets, encoder.mc(seed), rt)
+            cfgs = [transfer.source_mc(encoder, seed), encoder.mc(seed)][:len(stages)]
+            res = finetune_stages_predict(stages, sets, cfgs, rt)
             for k in sets:
                 preds[k].append(full_length(res[k].argmax(1), where[k], len(data.splits[k])))
             losses.append(res["losses"][-1])  # the last stage's: what the row's model learned last
@@ -827,8 +840,7 @@ def transfer_rows(cfg: Config, data: LogiQAData, main: Predictions, rt: Runtime)
         source = reclor_source(cfg.transfer, cfg.sizes.seed)
     except DataFileMissing as e:
         return [], 0, str(e.path)
-    rows = transfer_systems(data, cfg.encoder, cfg.sizes, main, source, "ReClor", rt,
-                            then_target=cfg.transfer.then_logiqa)
+    rows = transfer_systems(data, cfg.encoder, cfg.transfer, cfg.sizes, main, source, "ReClor", rt)
     return rows, len(source), None
 
 
@@ -862,6 +874,8 @@ def setting_facts(cfg: Config, s: Systems, data: LogiQAData, profile: str | None
         "logiqa_plm_train": s.main.trained_on,
         "logiqa_plm_sched": f"{whole(enc.epochs)} epoch(s), lr {enc.lr}, batch {enc.batch_size}, "
                             f"at most {enc.max_length} tokens",
+        "logiqa_source_sched": f"{whole(cfg.transfer.source_epochs)} epoch(s), lr {cfg.transfer.source_lr}, "
+                               f"batch {cfg.transfer.source_batch_size}",
         "logiqa_seeds": len(enc.seeds),
         "logiqa_dev_n": int(s.main.evaluated("en-eval").sum()),
         "logiqa_sizes_text": (f"{run} subsamples the trained rows: " + ", ".join(cut) + " (the full profile uses all "

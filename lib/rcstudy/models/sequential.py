@@ -15,19 +15,24 @@ from . import mc
 
 
 def finetune_stages_predict(stages: Sequence[Sequence[MCItem]], eval_sets: dict[str, Sequence[MCItem]],
-                            cfg: mc.MCConfig, rt: Runtime) -> dict[str, np.ndarray]:
-    """Fine-tune on each stage's items in turn (source, then target), then score the evaluation
-    sets; cached, with the per-stage losses under ``"losses"``. The first stage's model comes from
-    the shared model cache, so a source-only run and a source → target run train the source once."""
+                            cfgs: Sequence[mc.MCConfig], rt: Runtime) -> dict[str, np.ndarray]:
+    """Fine-tune on each stage's items in turn (source, then target), each with its own settings
+    (``cfgs``, one per stage, the same model), then score the evaluation sets; cached, with the
+    per-stage losses under ``"losses"``. The first stage's model comes from the shared model
+    cache, so a source-only run and a source → target run train the source once."""
+    if len(cfgs) != len(stages) or len({c.model for c in cfgs}) != 1:
+        raise ValueError(f"one setting per stage, all of one model: {len(stages)} stages, "
+                         f"settings for {[c.model for c in cfgs]}")
+
     def compute() -> dict[str, np.ndarray]:
-        trained = mc.finetune_cached(stages[0], cfg, rt)
+        trained = mc.finetune_cached(stages[0], cfgs[0], rt)
         losses = [trained.losses]
-        for items in stages[1:]:
+        for items, cfg in zip(stages[1:], cfgs[1:]):
             trained = mc.finetune(items, cfg, rt, init=trained.model)
             losses.append(trained.losses)
         out = {name: mc.predict(trained, items, rt) for name, items in eval_sets.items()}
         return {**out, "losses": losses}
 
-    params = {"cfg": asdict(cfg), "stages": [mc.items_fingerprint(s) for s in stages],
+    params = {"cfgs": [asdict(c) for c in cfgs], "stages": [mc.items_fingerprint(s) for s in stages],
               "eval": {k: mc.items_fingerprint(v) for k, v in eval_sets.items()}}
     return cached("mc_sequential", params, compute)
