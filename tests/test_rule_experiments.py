@@ -90,6 +90,18 @@ def test_position_baseline_and_none(data):
     assert longest.evals[0].main_pred["train_1"] == 2  # "Every animal in the park sings." has 6 words
 
 
+def test_claim_intervals_match_the_table_metrics(data):
+    last = ex.position_baseline(data, 3)
+    scores = ex.system_scores(last)
+    gap = ex.selective_gap(last, seed=0)  # one unit: the pooled gap is the table's
+    assert gap.estimate == pytest.approx(scores["Selective"] - scores["Eliminative"]) and gap.n == 14
+    assert gap.low <= gap.estimate <= gap.high
+    excess = ex.consistency_excess([last, last], seed=0)  # a system repeated: the same mean
+    assert excess.estimate == pytest.approx(scores["Consistency"] - scores["MainQ"] / 2) and excess.n == 12
+    frame = pd.DataFrame({"selective": [True, True, True, False, False], "right": [True, True, False, False, True]})
+    assert ex.alignment_gap(frame, seed=0).estimate == pytest.approx(100 * (2 / 3 - 1 / 2))
+
+
 def test_chance_row_is_exact(data):
     c = ex.chance_row(data)
     assert c["SubQ"] == 25 and c["Consistency"] < 25

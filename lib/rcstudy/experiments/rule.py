@@ -893,7 +893,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
     res.tables["rule_table4"] = papers.table("rule", "Table 4").astype("Int64")  # reprinted, not re-run
     judge_claims(res.claims, baselines=baselines, trained=trained, prompted=prompted, lm_rows=lm_rows,
                  all_rows=all_rows, subq_cis=subq_cis, t5_asked=t5_asked, ablation_rows=ablation_rows,
-                 ablation_pairs=ablation_pairs, type_test=type_test)
+                 ablation_pairs=ablation_pairs, type_test=type_test, seed=cfg.sample_seed)
     return res
 
 
@@ -1060,6 +1060,29 @@ def subq_intervals(trained: Trained, seed: int) -> dict[str, Interval]:
                             for r in runs], axis=0)
         out[name] = bootstrap_ci(per_item, scale=100, seed=seed)
     return out
+
+
+def selective_gap(system: System, seed: int) -> Interval:
+    """Selective − eliminative SubQ accuracy (points) over every subquestion the system answered
+    (its units pooled), with a two-group bootstrap interval: the two kinds are different questions."""
+    frame = pd.concat([sub_correct(system.data, ev) for ev in system.evals], ignore_index=True)
+    right, selective = frame["right"].to_numpy(float), frame["selective"].to_numpy(bool)
+    return difference_interval(right[selective], right[~selective], seed=seed)
+
+
+def consistency_excess(systems: Sequence[System], seed: int) -> Interval:
+    """Consistency − MainQ / 2 (points) over the main questions of ``systems`` (seeds or units
+    pooled), with a bootstrap interval over main questions: each contributes
+    all-right − main-right / 2, so the mean is the claim's quantity."""
+    frame = pd.concat([per_main(s.data, ev) for s in systems for ev in s.evals], ignore_index=True)
+    return bootstrap_ci(frame["consistent"].to_numpy(float) - frame["main_right"].to_numpy(float) / 2,
+                        scale=100, seed=seed)
+
+
+def alignment_gap(frame: pd.DataFrame, seed: int) -> Interval:
+    """Alignment accuracy on correct minus incorrect options (points), two-group bootstrap interval."""
+    right, selective = frame["right"].to_numpy(float), frame["selective"].to_numpy(bool)
+    return difference_interval(right[selective], right[~selective], seed=seed)
 
 
 def baseline_facts(rows: Mapping[str, Mapping], trained: Trained, subq_cis: Mapping[str, Interval],
@@ -1380,27 +1403,29 @@ def easy_hard_section(res: Results, data: RuleData, trained: Trained, prompted: 
 def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trained, prompted: Prompted,
                  lm_rows: Mapping[str, Mapping], all_rows: Mapping[str, Mapping], subq_cis: Mapping[str, Interval],
                  t5_asked: pd.DataFrame, ablation_rows: Mapping[str, Mapping],
-                 ablation_pairs: Sequence[tuple[str, str]], type_test: tuple[float, int, int] | None) -> None:
-    """The evidence of every declared claim (:data:`rcstudy.papers.rule.CLAIMS`), in the page's order."""
+                 ablation_pairs: Sequence[tuple[str, str]], type_test: tuple[float, int, int] | None,
+                 seed: int) -> None:
+    """The evidence of every declared claim (:data:`rcstudy.papers.rule.CLAIMS`), in the page's
+    order; ``seed`` seeds the bootstrap intervals."""
     def fmt(r, k):
         return cell(r[k])
 
     if lm_rows:
-        claims.judge("eliminative-below-selective",
-                     {"gaps": {n: numeric(r["Selective"]) - numeric(r["Eliminative"]) for n, r in lm_rows.items()}},
-                     "; ".join(f"{n}: sel {fmt(r, 'Selective')} vs elim {fmt(r, 'Eliminative')}"
-                               for n, r in lm_rows.items()))
+        gaps = {n: selective_gap(prompted.systems[n], seed) for n in lm_rows}
+        claims.judge("eliminative-below-selective", {"gaps": gaps},
+                     "; ".join(f"{n}: sel {fmt(r, 'Selective')} vs elim {fmt(r, 'Eliminative')}, "
+                               f"pooled gap {gaps[n]}" for n, r in lm_rows.items()))
     else:
         claims.judge("eliminative-below-selective", None, "no language model could be run here")
 
     baseline_names = {b.name for b in baselines}
     evaluated = {n: r for n, r in all_rows.items() if n not in baseline_names}
+    systems = {**trained.runs, **{n: [s] for n, s in prompted.systems.items()}}
+    excess = {n: consistency_excess(systems[n], seed) for n in evaluated}
     checks = loss_checks(trained)
-    claims.judge("consistency-far-below-mainq",
-                 {"excess": {n: numeric(r["Consistency"]) - 0.5 * numeric(r["MainQ"]) for n, r in evaluated.items()}}
-                 if evaluated else None,
-                 "; ".join(f"{n}: MainQ {fmt(r, 'MainQ')}, consistency {fmt(r, 'Consistency')}"
-                           for n, r in evaluated.items()) or "nothing evaluated",
+    claims.judge("consistency-far-below-mainq", {"excess": excess} if evaluated else None,
+                 "; ".join(f"{n}: MainQ {fmt(r, 'MainQ')}, consistency {fmt(r, 'Consistency')}, "
+                           f"consistency − MainQ/2 {excess[n]}" for n, r in evaluated.items()) or "nothing evaluated",
                  rests_on=[c for n, c in checks.items() if n in evaluated])
 
     claims.judge("finetuned-subq-near-chance",
@@ -1424,9 +1449,10 @@ def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trai
     if prompted.alignments:
         name, frame = next(iter(prompted.alignments.items()))
         a_sel, a_elim = alignment_rates(frame)
-        claims.judge("alignment-gap", {"correct": a_sel, "incorrect": a_elim},
+        gap = alignment_gap(frame, seed)
+        claims.judge("alignment-gap", {"gap": gap},
                      f"{name}: {100 * a_sel:.1f}% (n={int(frame['selective'].sum())}) vs "
-                     f"{100 * a_elim:.1f}% (n={int((~frame['selective']).sum())})")
+                     f"{100 * a_elim:.1f}% (n={int((~frame['selective']).sum())}): gap {gap}")
     else:
         claims.judge("alignment-gap", None, "not run: needs a language model")
 
