@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from rcstudy import papers
@@ -123,3 +125,11 @@ def test_a_claim_without_a_verdict_is_underpowered_or_inconclusive(monkeypatch):
 
 def test_a_claim_of_no_effect_has_no_power_to_compute():
     assert Above("gap", 0).power({"gap": Interval(1.0, -3.0, 5.0, 0.95, 50)}, {"gap": 0.0}) is None
+
+
+def test_a_claim_whose_paper_states_only_a_direction_has_no_power():
+    paper = {"gain": 1.0}  # "+1 stands for the stated direction"
+    evidence = {"gain": Interval(2.0, -1.0, 5.0, 0.95, 100)}
+    sized = ClaimSpec("x", "it helps", "gain > 0", Compare("gain", ">", 0), paper)
+    assert sized.power(evidence) is not None
+    assert replace(sized, sized=False).power(evidence) is None and replace(sized, sized=False).judge(evidence)

@@ -409,6 +409,9 @@ class ClaimSpec:
     """One claim of a paper: what it says, how we check it, the rule, and the paper's own evidence.
 
     ``claim`` and ``test`` may name evidence of ``paper`` in braces (``"people score {human:.0f}%"``).
+    ``sized=False`` says that ``paper``'s values only stand for a direction the paper states without
+    a number (or measure another quantity): they calibrate the rule, but there is no effect size
+    to compute power against.
     """
 
     id: str
@@ -416,6 +419,7 @@ class ClaimSpec:
     test: str
     rule: Rule
     paper: Mapping[str, Any] = field(default_factory=dict)
+    sized: bool = True
 
     def statement(self) -> str:
         return self.claim.format(**self.paper)
@@ -431,7 +435,7 @@ class ClaimSpec:
 
     def power(self, evidence: Mapping[str, Any] | None) -> Power | None:
         """How likely our evidence was to detect the paper's effect (:meth:`Rule.power`)."""
-        if evidence is None:
+        if evidence is None or not self.sized:
             return None
         return self.rule.power(evidence, self.paper)
 

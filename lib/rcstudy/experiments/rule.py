@@ -34,7 +34,7 @@ from ..prompts.rule import ZERO_SHOT_COT
 from ..report import ChapterResults, ClaimLog, cell, paper_vs_ours
 from ..runtime import Runtime
 from ..settings import exports_dir
-from ..stats import Interval, MeanSD, bootstrap_ci, difference_interval
+from ..stats import Interval, MeanSD, bootstrap_ci, difference_interval, paired_difference
 from . import shared
 
 AGGREGATIONS = ("per_split_mean", "pooled")
@@ -880,8 +880,8 @@ def run(cfg: Config, rt: Runtime) -> Results:
     positions_section(res, trained, prompted, data)
     none_section(res, baselines, trained, prompted)
     alignment_section(res, trained, prompted)
-    t5_asked = rationale_section(res, cfg, prompts, lm_sample, prompted)
-    ablation_rows, ablation_pairs = ablation_section(res, cfg, prompts, data, enc_sample, lm_sample, reclor_train,
+    t5_asked, t5_runs = rationale_section(res, cfg, prompts, lm_sample, prompted)
+    ablation_rows, ablation_pairs, ablation_systems = ablation_section(res, cfg, prompts, data, enc_sample, lm_sample, reclor_train,
                                                      trained, rows, prompted, rt)
     length_section(res, cfg, trained, prompted, lm_rows)
     type_test = type_section(res, cfg, data, trained)
@@ -892,8 +892,9 @@ def run(cfg: Config, rt: Runtime) -> Results:
     easy_hard_section(res, data, trained, prompted)
     res.tables["rule_table4"] = papers.table("rule", "Table 4").astype("Int64")  # reprinted, not re-run
     judge_claims(res.claims, baselines=baselines, trained=trained, prompted=prompted, lm_rows=lm_rows,
-                 all_rows=all_rows, subq_cis=subq_cis, t5_asked=t5_asked, ablation_rows=ablation_rows,
-                 ablation_pairs=ablation_pairs, type_test=type_test, seed=cfg.sample_seed)
+                 all_rows=all_rows, subq_cis=subq_cis, t5_asked=t5_asked, t5_runs=t5_runs,
+                 ablation_rows=ablation_rows, ablation_pairs=ablation_pairs, ablation_systems=ablation_systems,
+                 type_test=type_test, seed=cfg.sample_seed)
     return res
 
 
@@ -1079,6 +1080,20 @@ def consistency_excess(systems: Sequence[System], seed: int) -> Interval:
                         scale=100, seed=seed)
 
 
+def right_by_question(systems: Sequence[System], kind: Literal["main", "sub"]) -> pd.Series:
+    """Per main question or subquestion id: the share of ``systems`` (seeds) that answered it
+    right, their units pooled (each question sits in one unit)."""
+    frames = [per_main(s.data, ev)["main_right"] if kind == "main" else sub_correct(s.data, ev).set_index("id")["right"]
+              for s in systems for ev in s.evals]
+    return pd.concat(frames).astype(float).groupby(level=0).mean()
+
+
+def paired_gain(a: pd.Series, b: pd.Series, seed: int) -> Interval:
+    """a − b (points) over the questions both answered, with a paired bootstrap interval."""
+    common = a.index.intersection(b.index)
+    return paired_difference(a[common].to_numpy(), b[common].to_numpy(), seed=seed)
+
+
 def alignment_gap(frame: pd.DataFrame, seed: int) -> Interval:
     """Alignment accuracy on correct minus incorrect options (points), two-group bootstrap interval."""
     right, selective = frame["right"].to_numpy(float), frame["selective"].to_numpy(bool)
@@ -1243,9 +1258,9 @@ def alignment_section(res: Results, trained: Trained, prompted: Prompted) -> Non
 
 
 def rationale_section(res: Results, cfg: Config, prompts: RulePrompts, sample: RuleData,
-                      prompted: Prompted) -> pd.DataFrame:
+                      prompted: Prompted) -> tuple[pd.DataFrame, dict[str, dict[str, System]]]:
     """Table 5's analog (with and, under the context ablation, without the context); returns the
-    rows of the settings that asked any main question."""
+    rows of the settings that asked any main question, and every run's system per variant."""
     runs = {}
     if cfg.analyses.rationale_augmentation:
         variants = {"": (prompts, sample)}
@@ -1272,21 +1287,22 @@ def rationale_section(res: Results, cfg: Config, prompts: RulePrompts, sample: R
     res.facts["rule_t5_mains"] = n_mains
     res.facts["rule_t5_step"] = f"{100 / max(n_mains, 1):.1f}"
     res.facts["rule_t5_settings"] = settings_labels(cfg.analyses.rationale_settings)
-    return asked
+    return asked, runs
 
 
 def ablation_section(res: Results, cfg: Config, prompts: RulePrompts, data: RuleData, enc_sample: RuleData,
                      lm_sample: RuleData, reclor_train, trained: Trained, rows: Mapping[str, Mapping],
-                     prompted: Prompted, rt: Runtime) -> tuple[dict, list[tuple[str, str]]]:
+                     prompted: Prompted, rt: Runtime) -> tuple[dict, list[tuple[str, str]], dict[str, list[System]]]:
     """Appendix M's analog: the fine-tuned models (same weights) and the ablation settings without
-    the context. Returns the rows and the (with, without) pairs."""
-    ablation_rows, pairs = {}, []
+    the context. Returns the rows, the (with, without) pairs and the systems of each row (seeds)."""
+    ablation_rows, pairs, systems = {}, [], {}
     if cfg.analyses.context_ablation:
         for name in trained.runs:  # the models fine-tuned with the context, tested without it
             no_context = [encoder_system(f"{name}, no context", setup, reclor_train, data, enc_sample.without_context(),
                                          rt) for setup in trained.setups[name]]
             ablation_rows[name] = rows[name]
             ablation_rows[f"{name}, no context"] = seed_average(no_context)
+            systems[name], systems[f"{name}, no context"] = trained.runs[name], no_context
             pairs.append((name, f"{name}, no context"))
         bare = (prompts.without_context(), lm_sample.without_context(), ", no context")
         for lazy in prompted.lms.values():
@@ -1296,6 +1312,7 @@ def ablation_section(res: Results, cfg: Config, prompts: RulePrompts, data: Rule
                     system = prompting_system(lazy, p, s, sample, exclude_exemplar_items=cfg.lm.exclude_exemplar_items,
                                               max_new_tokens=cfg.lm.cot_max_new_tokens)
                     ablation_rows[system.name + suffix] = system_scores(system, cfg.lm.aggregation)
+                    systems[system.name + suffix] = [system]
                 pairs.append((system.name, system.name + ", no context"))
     if ablation_rows:
         res.tables["rule_context_ablation"] = paper_vs_ours(papers.table("rule", "Appendix M"),
@@ -1310,7 +1327,7 @@ def ablation_section(res: Results, cfg: Config, prompts: RulePrompts, data: Rule
     t4 = papers.table("rule", "Table 4")
     res.facts["rule_t4_contextual"] = f"{t4.loc['Contextual', 'Total (random)']:.0f} of {t4.loc['Total', 'Total (random)']:.0f}"
     res.facts["rule_ablation_settings"] = settings_labels(cfg.analyses.ablation_settings)
-    return ablation_rows, pairs
+    return ablation_rows, pairs, systems
 
 
 def length_section(res: Results, cfg: Config, trained: Trained, prompted: Prompted,
@@ -1402,8 +1419,9 @@ def easy_hard_section(res: Results, data: RuleData, trained: Trained, prompted: 
 
 def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trained, prompted: Prompted,
                  lm_rows: Mapping[str, Mapping], all_rows: Mapping[str, Mapping], subq_cis: Mapping[str, Interval],
-                 t5_asked: pd.DataFrame, ablation_rows: Mapping[str, Mapping],
-                 ablation_pairs: Sequence[tuple[str, str]], type_test: tuple[float, int, int] | None,
+                 t5_asked: pd.DataFrame, t5_runs: Mapping[str, Mapping[str, System]],
+                 ablation_rows: Mapping[str, Mapping], ablation_pairs: Sequence[tuple[str, str]],
+                 ablation_systems: Mapping[str, Sequence[System]], type_test: tuple[float, int, int] | None,
                  seed: int) -> None:
     """The evidence of every declared claim (:data:`rcstudy.papers.rule.CLAIMS`), in the page's
     order; ``seed`` seeds the bootstrap intervals."""
@@ -1465,19 +1483,22 @@ def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trai
                  or "not run in this profile: needs the same setting with RULE and with ReClor exemplars")
 
     t5 = t5_asked.loc[[n for n in t5_asked.index if not n.endswith(", no context")]]
+    right = {n: {v: right_by_question([s], "main") for v, s in t5_runs[n].items()} for n in t5.index}
+    worse = {n: max(("+ eliminative", "+ selective and eliminative"), key=lambda v: r[v]) for n, r in t5.iterrows()}
     claims.judge("rationales-help-main",
-                 {"selective_gain": {n: r["+ selective"] - r["no rationale"] for n, r in t5.iterrows()},
-                  "eliminative_loss": {n: r["no rationale"] - max(r["+ eliminative"], r["+ selective and eliminative"])
-                                       for n, r in t5.iterrows()}} if len(t5) else None,
+                 {"selective_gain": {n: paired_gain(right[n]["+ selective"], right[n]["no rationale"], seed)
+                                     for n in t5.index},
+                  "eliminative_loss": {n: paired_gain(right[n]["no rationale"], right[n][worse[n]], seed)
+                                       for n in t5.index}} if len(t5) else None,
                  "; ".join(f"{n}: {r['no rationale']:.1f} / {r['+ selective']:.1f} / {r['+ eliminative']:.1f} / "
                            f"{r['+ selective and eliminative']:.1f} (none / sel / elim / both, "
                            f"n={r['main questions']:.0f})" for n, r in t5.iterrows()) or "not run")
 
-    claims.judge("subquestions-need-context",
-                 {"drop": {w: numeric(ablation_rows[w]["SubQ"]) - numeric(ablation_rows[wo]["SubQ"])
-                           for w, wo in ablation_pairs}} if ablation_pairs else None,
-                 "; ".join(f"{w}: {cell(ablation_rows[w]['SubQ'])} → {cell(ablation_rows[wo]['SubQ'])}"
-                           for w, wo in ablation_pairs) or "not run")
+    drops = {w: paired_gain(right_by_question(ablation_systems[w], "sub"),
+                            right_by_question(ablation_systems[wo], "sub"), seed) for w, wo in ablation_pairs}
+    claims.judge("subquestions-need-context", {"drop": drops} if ablation_pairs else None,
+                 "; ".join(f"{w}: {cell(ablation_rows[w]['SubQ'])} → {cell(ablation_rows[wo]['SubQ'])}, "
+                           f"paired drop {drops[w]}" for w, wo in ablation_pairs) or "not run")
 
     claims.judge("no-trend-by-type",
                  None if type_test is None or np.isnan(type_test[0]) else {"p": type_test[0]},
