@@ -118,18 +118,20 @@ def test_finetune_settings_come_from_table9():
     assert table9.mc("minilm-l6", "A", 0).lr == papers.value("reclor", "Table 9", "Learning Rate", "BERT_BASE")
     assert replace(table9, lr=3e-5).mc("roberta-large", "A", 0).lr == 3e-5  # a value given overrides Table 9
     # the full profile asks for Table 9's values; the quick profile's are the shared model's
-    assert ex.Config.load("full").encoder.finetune.mc("roberta-large", "CQA", 0).lr == 1e-5
+    full = ex.Config.load("full")
+    assert full.encoder.finetune.mc(full.headline, "CQA", 0).lr == 1e-5  # a pinned id reads its model's column
     with pytest.raises(ConfigError, match="encoder.mode"):
         ex.Config.load("quick", {"encoder.mode": "lora"})
 
 
 def test_the_headline_model_and_table7_runs_come_from_main_models():
     cfg = ex.Config.load("full")
-    assert cfg.headline == "roberta-large"
+    rl, gpt2 = cfg.headline, cfg.main_models[6]
+    assert rl.startswith("roberta-large@") and gpt2.startswith("gpt2@")  # pinned Hub ids
+    assert ex.row_label(rl, "CQA", "BERT_BASE") == "RoBERTa_LARGE (C, Q, A)" and ex.paper_name(gpt2) == "GPT-2"
     runs = cfg.table7_runs()
-    assert runs[:5] == [("fastText", "CQA"), ("Bi-LSTM", "CQA"), ("roberta-large", "A"), ("roberta-large", "QA"),
-                        ("roberta-large", "CQA")]
-    assert ("gpt2", "CQA") in runs and ("gpt2", "A") not in runs and len(runs) == 2 + 3 * 3 + 5
+    assert runs[:5] == [("fastText", "CQA"), ("Bi-LSTM", "CQA"), (rl, "A"), (rl, "QA"), (rl, "CQA")]
+    assert (gpt2, "CQA") in runs and (gpt2, "A") not in runs and len(runs) == 2 + 3 * 3 + 5
     one = ex.Config.load("full", {"main_models": ["roberta-large"]})  # partial_inputs outside main_models: ignored
     assert one.table7_runs()[2:] == [("roberta-large", "A"), ("roberta-large", "QA"), ("roberta-large", "CQA")]
     with pytest.raises(ConfigError, match="main_models"):

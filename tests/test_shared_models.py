@@ -46,3 +46,36 @@ def test_the_chapters_train_it_on_the_same_questions(fixture_data):
     pool = sampling.draw(train, u.encoder.train_questions, u.sample_seed)
     assert shared.reclor_training_questions(pool, held) == expected
     assert logiqa.reclor_source(logiqa.Config().transfer, logiqa.Config().sizes.seed) == expected
+
+
+#: Full-profile Hub models whose commit could not be looked up offline (pinned when it can be).
+UNPINNED = {"xlnet-large-cased", "openai-gpt", "allenai/unifiedqa-v2-t5-base-1363200",
+            "allenai/unifiedqa-v2-t5-3b-1363200"}
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def test_full_profile_hub_models_are_pinned_to_a_commit():
+    from rcstudy.experiments import metalogic, record
+    from rcstudy.models.registry import OFFLINE_MODELS, split_revision
+
+    pinned, unpinned = set(), set()
+    for chapter in (reclor, logiqa, rule, metalogic, record):
+        for s in _strings(asdict(chapter.Config.load("full"))):
+            repo, revision = split_revision(s) if "@" in s else (s, None)
+            if revision:
+                assert len(revision) == 40 and all(c in "0123456789abcdef" for c in revision), s
+                pinned.add(repo)
+            elif s in UNPINNED or ("/" in s and s.count("/") == 1 and " " not in s and s not in OFFLINE_MODELS):
+                unpinned.add(s)
+    assert {"roberta-large", "roberta-base", "t5-large", "microsoft/deberta-v3-large", "Qwen/Qwen2.5-7B"} <= pinned
+    assert unpinned == UNPINNED

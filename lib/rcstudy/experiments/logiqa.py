@@ -33,6 +33,7 @@ from ..data import reclor
 from ..data.records import MCItem
 from ..errors import DataFileMissing
 from ..models import mc
+from ..models.registry import split_revision
 from ..models.sequential import finetune_stages_predict
 from ..papers.logiqa import TYPE_NAMES
 from ..prompts.logiqa import ABLATION_FIELDS, ablation_items
@@ -892,8 +893,9 @@ def whole(x: float) -> float | int:
 
 def table3(s: Systems, data: LogiQAData) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Ours in Table 3's rows and columns (MeanSD cells), and the paper's Table 3."""
-    name_map = {x.name: ROW_NAMES.get(x.name, x.name) for x in s.table3}
-    name_map.update({x.name: f"{x.name} (fine-tuned)" for x in [s.main, *s.extra] if x.name not in ROW_NAMES})
+    rows = {x.name: ROW_NAMES.get(split_revision(x.name)[0]) for x in s.table3}  # a pinned Hub id plays its row too
+    name_map = {x.name: rows[x.name] or x.name for x in s.table3}
+    name_map.update({x.name: f"{x.name} (fine-tuned)" for x in [s.main, *s.extra] if not rows.get(x.name)})
     ours = results_table(s.table3, data, name_map=name_map)
     ours.loc["Random (theoretical)"] = pd.Series({SPLIT_COLUMNS[k]: 100 * lexical.uniform_expected_accuracy(v)
                                                   for k, v in data.splits.items()})

@@ -23,6 +23,7 @@ from ..data import metalogic as ml
 from ..data.metalogic import Metagraph, Prediction
 from ..metrics import metalogic as mm
 from ..models import metagraph as gen
+from ..models.registry import split_revision
 from ..prompts import metalogic as prompts
 from ..report import ChapterResults, ClaimLog, paper_vs_ours
 from ..runtime import Runtime
@@ -615,7 +616,7 @@ def main_section(cfg: Config, splits, g: Generated, base, ours_means, facts):
         metalogic_main_label=label, metalogic_main_distinct=distinct, metalogic_main_n=len(graphs),
         metalogic_training_remark=(
             "Compare these scores with the paper's rows of the same backbone size."
-            if cfg.seq2seq.model in PAPER_BACKBONES else
+            if split_revision(cfg.seq2seq.model)[0] in PAPER_BACKBONES else
             "This profile fine-tunes a small model on a fraction of one pass over the training passages, which "
             "mostly teaches the output format. Read its scores against the trivial and empty rows, which show what "
             "the format and a structural prior alone earn, not against T5."))

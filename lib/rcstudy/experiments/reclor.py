@@ -37,6 +37,7 @@ from ..config import ChapterConfig, ConfigError, param, section
 from ..data import dataset_file, reclor
 from ..data.records import MCItem
 from ..models import load_tokenizer, mc, option_runs
+from ..models.registry import split_revision
 from ..report import ChapterResults, ClaimLog
 from ..runtime import Runtime
 from . import shared
@@ -89,7 +90,7 @@ class FineTune:
 
     def mc(self, model: str, fields: str, seed: int) -> mc.MCConfig:
         """The engine's configuration of one fine-tuning run (the only place it is built)."""
-        col = PAPER_NAMES.get(model, "BERT_BASE")
+        col = PAPER_NAMES.get(split_revision(model)[0], "BERT_BASE")
         t9 = lambda row: papers.value(P, "Table 9", row, col)  # noqa: E731
         table9 = {"lr": t9("Learning Rate"), "weight_decay": t9("Weight Decay"), "warmup": t9("Warm-up Proportion"),
                   "epochs": t9("Number of Epochs"), "max_length": int(t9("Max Seq Length"))}
@@ -220,9 +221,12 @@ class Config(ChapterConfig):
         return self.encoder.seeds
 
     def table7_runs(self) -> list[tuple[str, str]]:
-        """Table 7's (family, fields) runs, in the table's order."""
+        """Table 7's (family, fields) runs, in the table's order. A model of ``partial_inputs`` is
+        matched without its pin, so ``-p main_models=[roberta-large]`` keeps its partial inputs."""
+        partial = {split_revision(m)[0] for m in self.partial_inputs}
         return [(NGRAM, "CQA"), (BILSTM, "CQA")] + [
-            (m, f) for m in self.main_models for f in (("A", "QA", "CQA") if m in self.partial_inputs else ("CQA",))]
+            (m, f) for m in self.main_models
+            for f in (("A", "QA", "CQA") if split_revision(m)[0] in partial else ("CQA",))]
 
     def describe_run(self, family: str, fields: str, n_train: int, *, option_only: bool = False) -> str:
         """One line saying exactly what a run trains (used beside the tables), and with how many seeds."""
@@ -455,8 +459,10 @@ def leaderboard_file_name(family: str, seed: int) -> str:
 # Tables
 
 
-def paper_name(family: str) -> str:
-    return PAPER_NAMES.get(family, family)
+def paper_name(family: str, default: str | None = None) -> str:
+    """The paper's name for a family (a pinned Hub id ``name@revision`` counts as ``name``), else
+    ``default`` (the family itself when None)."""
+    return PAPER_NAMES.get(split_revision(family)[0], family if default is None else default)
 
 
 def seed_accuracies(correct: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
@@ -485,13 +491,13 @@ def table6(eh: bias.EasyHard, runs: Mapping[str, np.ndarray], items: Sequence[MC
 
 def row_label(family: str, fields: str, stand_in: str) -> str:
     """Our Table 7 row: the paper's name for the family, or ours and the paper model it stands in for."""
-    if family in PAPER_NAMES:
-        return f"{PAPER_NAMES[family]} {INPUT_LABELS[fields]}"
+    if split_revision(family)[0] in PAPER_NAMES:
+        return f"{paper_name(family)} {INPUT_LABELS[fields]}"
     return f"{family} {INPUT_LABELS[fields]} · paper: {stand_in}"
 
 
 def paper_row(family: str, fields: str, stand_in: str) -> str:
-    return f"{PAPER_NAMES.get(family, stand_in)} {INPUT_LABELS[fields]}"
+    return f"{paper_name(family, stand_in)} {INPUT_LABELS[fields]}"
 
 
 def table7(results: Mapping[tuple[str, str], np.ndarray], items: Sequence[MCItem], eh: bias.EasyHard,
