@@ -73,6 +73,16 @@ def test_a_row_learned_only_below_two_percent_of_ln_k():
         learning.final_loss([])
 
 
+def test_varying_numbers_of_options_guess_at_the_mean_of_ln_k():
+    k = learning.guessing_k([2, 8])  # guessing costs (ln 2 + ln 8) / 2 = ln 4
+    assert k == pytest.approx(4) and learning.guessing_k([5, 5, 5]) == pytest.approx(5)
+    varied = learning.check("ASReader", [[2.3, 2.29]], k=learning.guessing_k([9, 11]))
+    assert not varied.learned and "ln 9.95 = 2.298" in varied.warning() and "ln 9.95" in varied.columns()
+    assert "ln 4 =" in learning.check("four", [[1.4, 1.39]], k=4.0).warning()  # a whole k prints as one
+    with pytest.raises(ValueError, match="at least one"):
+        learning.guessing_k([])
+
+
 def test_a_claim_resting_on_a_row_that_did_not_learn_gets_no_verdict(tmp_path):
     log = report.ClaimLog("reclor")
     stuck = learning.check("MiniLM (C, Q, A)", [[1.386, 1.385]], k=4)

@@ -1,7 +1,9 @@
 """Did a trained model learn? Its training loss against the loss of guessing.
 
 A k-way classifier that has learned nothing predicts the uniform distribution, whose
-cross-entropy is ln k (1.386 for four options). A trained row whose final training loss is
+cross-entropy is ln k (1.386 for four options); with a number of options that varies from
+question to question, the loss of guessing is the mean of ln k, which is ln of their geometric
+mean (:func:`guessing_k`). A trained row whose final training loss is
 within :data:`CHANCE_MARGIN` (2%) of ln k did not learn: the page shows a warning beside its
 table (:func:`warnings_text`), and no claim resting on it gets a verdict
 (:meth:`rcstudy.report.ClaimLog.judge`, ``rests_on``). The final loss is the mean over the last
@@ -36,14 +38,27 @@ def final_loss(losses: Sequence[float]) -> float:
     return float(losses[-_tenth(losses.size):].mean())
 
 
+def guessing_k(option_counts: Sequence[int]) -> float:
+    """The k whose ln is the mean loss of guessing over questions with these numbers of options:
+    their geometric mean (the number itself when every question has the same)."""
+    counts = np.asarray(option_counts, dtype=float)
+    if counts.size == 0 or (counts < 1).any():
+        raise ValueError("guessing needs at least one question, each with at least one option")
+    return float(np.exp(np.log(counts).mean()))
+
+
 @dataclass(frozen=True)
 class LossCheck:
     """One trained row's training loss against ln k (``final``: the mean over seeds)."""
 
     name: str
-    k: int  # options per question
+    k: float  # options per question (a geometric mean where it varies: :func:`guessing_k`)
     first: float
     final: float
+
+    @property
+    def k_text(self) -> str:
+        return f"{self.k:g}" if float(self.k).is_integer() else f"{self.k:.2f}"
 
     @property
     def chance_loss(self) -> float:
@@ -56,16 +71,16 @@ class LossCheck:
     def columns(self) -> dict[str, object]:
         """The loss columns of a table of trained rows (:func:`table`)."""
         return {"loss: first": round(self.first, 3), "loss: final": round(self.final, 3),
-                f"ln {self.k}": round(self.chance_loss, 3), "learned": "yes" if self.learned else "NO"}
+                f"ln {self.k_text}": round(self.chance_loss, 3), "learned": "yes" if self.learned else "NO"}
 
     def describe(self) -> str:
         return (f"{self.name}: training loss {self.first:.3f} → {self.final:.3f} "
-                f"(ln {self.k} = {self.chance_loss:.3f})")
+                f"(ln {self.k_text} = {self.chance_loss:.3f})")
 
     def warning(self) -> str:
         where = "above" if self.final > self.chance_loss else f"within {CHANCE_MARGIN:.0%} of"
         return (f"⚠ {self.name} did not learn: its final training loss, {self.final:.3f}, is {where} "
-                f"ln {self.k} = {self.chance_loss:.3f}, the loss of guessing. Its accuracy is chance plus "
+                f"ln {self.k_text} = {self.chance_loss:.3f}, the loss of guessing. Its accuracy is chance plus "
                 "noise, and no claim rests on it.")
 
 
@@ -76,7 +91,7 @@ def loss_ends(curves: Sequence[Sequence[float]]) -> tuple[float, float]:
     return float(np.mean(firsts)), float(np.mean([final_loss(c) for c in curves]))
 
 
-def check(name: str, curves: Sequence[Sequence[float]], k: int) -> LossCheck:
+def check(name: str, curves: Sequence[Sequence[float]], k: float) -> LossCheck:
     """The :class:`LossCheck` of a row trained with one or more seeds (one loss curve each)."""
     return LossCheck(name, k, *loss_ends(curves))
 

@@ -627,11 +627,16 @@ def summary_facts(cfg: Config, results: dict[str, MethodResult]) -> dict:
     }
 
 
-def loss_checks(cfg: Config, losses: dict[str, list]) -> list[learning.LossCheck]:
-    """Did the encoder ranker learn? It is the one trained row with a fixed number of choices per
-    training query (``ranker.train_options``); the others' losses have no single ln k."""
-    k = cfg.ranker.train_options
-    return [learning.check(f"The encoder ranker ({cfg.model})", losses["ranker"], k)] if k else []
+def loss_checks(cfg: Config, losses: dict[str, list], train: Sequence[ClozeQuery]) -> dict[str, learning.LossCheck]:
+    """Did the candidate classifiers learn? ASReader chooses among each training query's candidates
+    (the loss of guessing: the mean ln of their number, :func:`rcstudy.learning.guessing_k`); the
+    encoder ranker among ``ranker.train_options`` of them. The span readers' losses (start and end
+    over the passage's tokens) have no comparable ln k."""
+    counts = [len(it.options) for it in cloze_items(train, fill=False) if it.label is not None]
+    out = {"ASReader": learning.check("ASReader", losses["ASReader"], learning.guessing_k(counts))} if counts else {}
+    if k := cfg.ranker.train_options:
+        out["ranker"] = learning.check(f"The encoder ranker ({cfg.model})", losses["ranker"], k)
+    return out
 
 
 def training_curves(cfg: Config, losses: dict[str, list]) -> dict[str, dict[str, list]]:
@@ -643,8 +648,9 @@ def training_curves(cfg: Config, losses: dict[str, list]) -> dict[str, dict[str,
 
 
 def judge_claims(cfg: Config, m: Methods, ours_t1: pd.DataFrame, checks: pd.DataFrame,
-                 train_q: Sequence[ClozeQuery]) -> ClaimLog:
-    """The evidence for each of the paper's claims (``rcstudy.papers.record.CLAIMS``)."""
+                 train_q: Sequence[ClozeQuery], learned: dict[str, learning.LossCheck]) -> ClaimLog:
+    """The evidence for each of the paper's claims (``rcstudy.papers.record.CLAIMS``); ``learned``:
+    the loss checks of the trained rows (:func:`loss_checks`)."""
     log = ClaimLog(PAPER)
     r = m.results
     best_name, best = best_machine(r)
@@ -660,7 +666,8 @@ def judge_claims(cfg: Config, m: Methods, ours_t1: pd.DataFrame, checks: pd.Data
 
     diff = f1_difference(r["ASReader"], r["Random Guess"])
     log.judge("asreader-above-random", {"diff": diff},
-              f"difference {diff} points; ASReader trained on {len(train_q)} queries here")
+              f"difference {diff} points; ASReader trained on {len(train_q)} queries here",
+              rests_on=[c for n, c in learned.items() if n == "ASReader"])
 
     ours = r["Random Guess"].interval("f1")
     log.judge("random-level", {"ours": ours, "random": papers.value(PAPER, "Table 4", "Random Guess", "F1 (dev)")},
@@ -699,7 +706,8 @@ def run(cfg: Config, rt: Runtime) -> Results:
     export_predictions(m.results)
     paper_t4, ours_t4 = table4(m.results)
     facts |= setting_facts(cfg, m, train_q) | summary_facts(cfg, m.results)
-    facts["record_loss_warnings"] = Markdown(learning.warnings_text(loss_checks(cfg, m.losses)))
+    learned = loss_checks(cfg, m.losses, train_q)
+    facts["record_loss_warnings"] = Markdown(learning.warnings_text(list(learned.values())))
     tables = {
         "record_sources": sources,
         "record_table1": paper_vs_ours(whole_numbers(papers.table(PAPER, "Table 1")), whole_numbers(ours_t1)),
@@ -709,7 +717,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
     }
     lengths = pd.concat([pd.DataFrame(per_query_lengths(qs)).assign(set=name)
                          for name, qs in (("train", train_q), ("evaluation", data.eval)) if qs])
-    return Results(tables, facts, judge_claims(cfg, m, ours_t1, checks, train_q), mode=data.mode,
+    return Results(tables, facts, judge_claims(cfg, m, ours_t1, checks, train_q, learned), mode=data.mode,
                    example=example_markdown(data.eval[0]), funnel=papers.table(PAPER, "Figure 2")["count"],
                    lengths=lengths, table4=ours_t4, paper_table4=paper_t4,
                    curves=training_curves(cfg, m.losses), seeds=cfg.seeds)
