@@ -79,7 +79,8 @@ def test_tiny_benchmark_writes_json_and_markdown(tiny_data, tmp_path, isolated_c
 PRECISION_MEASURES = [
     "training questions/s (ratio: bf16 ÷ fp32)", bench.PRECISION_ACCURACY_MEASURE,
     "GFLOP/s of the matmul peak in the same dtype", "bf16 training questions/s, ours vs Trainer (ratio: ours ÷ Trainer)",
-    "bf16 GFLOP/s of the bf16 matmul peak, ours vs Trainer", bench.SAME_PREDICTION_MEASURE,
+    "bf16 GFLOP/s of the bf16 matmul peak, ours vs Trainer", "items/s (ratio: bf16 ÷ fp32)", "accuracy %",
+    bench.SAME_PREDICTION_MEASURE,
     "largest |Δ log-likelihood| over all options",
 ]
 

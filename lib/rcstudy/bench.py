@@ -674,6 +674,9 @@ def _precision_rows(p: dict, add) -> None:
         _of_peak(trainer, t["peaks"]["bf16"]))
     name = f"e. fp32 vs bf16: zero-shot scoring, {s['model']} (LogiQA test, {s['items']} items)"
     target = TARGETS["precision_same_prediction"]
+    add(name, "items/s (ratio: bf16 ÷ fp32)", f"fp32 {s['fp32']['items_per_s']:.2f}", f"bf16 {s['bf16']['items_per_s']:.2f}",
+        f"{s['bf16']['items_per_s'] / s['fp32']['items_per_s']:.2f}×")
+    add(name, "accuracy %", f"fp32 {s['fp32']['accuracy']:.1f}", f"bf16 {s['bf16']['accuracy']:.1f}")
     add(name, SAME_PREDICTION_MEASURE, f"{s['identical_predictions']}/{s['items']} ({100 * s['identical_share']:.0f}%)",
         "", "", f"≥ {100 * target:g}%", _yes(s["identical_share"] >= target))
     add(name, "largest |Δ log-likelihood| over all options", f"{s['max_abs_loglik_difference']:.1e}")
