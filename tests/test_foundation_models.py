@@ -235,3 +235,17 @@ def test_hub_ids_can_be_pinned_to_a_revision():
     assert split_revision("gpt2") == ("gpt2", None)
     with pytest.raises(ValueError, match="<id>@<revision>"):
         split_revision("gpt2@")
+
+
+def test_the_lm_head_runs_in_fp32_under_bf16_autocast():
+    from rcstudy.models.loading import load_causal_lm
+    from rcstudy.models.lm import fp32_output_head
+
+    model, ids = load_causal_lm("tiny-llama").eval(), torch.tensor([[1, 5, 9, 2]])
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        plain = model(input_ids=ids).logits
+        fp32_output_head(model)
+        head = model(input_ids=ids).logits
+    assert plain.dtype == torch.bfloat16 and head.dtype == torch.float32
+    torch.testing.assert_close(head, plain.float(), atol=0.05, rtol=0.02)
+    assert fp32_output_head(model) is model  # applying it twice wraps once

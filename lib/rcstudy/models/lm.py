@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 import torch
+from torch import nn
 
 from ..runtime import Runtime, track
 from .loading import load_causal_lm, load_seq2seq_lm, load_tokenizer, model_config
@@ -75,11 +76,30 @@ class _LanguageModel:
                                                   add_generation_prompt=True)
 
 
+def fp32_output_head(model: nn.Module) -> nn.Module:
+    """Make ``model``'s output projection run in fp32 under autocast (in place; returns it).
+
+    Under bf16 autocast the vocabulary logits come out in bf16, whose step near a logit of 20 is
+    0.125: summed over an option's tokens that moves a log-likelihood by tenths and flips near
+    ties. The rest of the network keeps the speed of bf16; the head's weights are fp32 already."""
+    head = model.get_output_embeddings()
+    if head is None or getattr(head, "_rcstudy_fp32", False):
+        return model
+    bf16_forward = head.forward
+
+    def forward(hidden: torch.Tensor) -> torch.Tensor:
+        with torch.autocast(device_type=hidden.device.type, enabled=False):
+            return bf16_forward(hidden.float())
+
+    head.forward, head._rcstudy_fp32 = forward, True
+    return model
+
+
 @dataclass
 class CausalLM(_LanguageModel):
     @classmethod
     def load(cls, name: str, rt: Runtime, max_length: int = 2048) -> "CausalLM":
-        model = load_causal_lm(name).to(rt.device).eval()
+        model = fp32_output_head(load_causal_lm(name).to(rt.device).eval())
         limit = getattr(model.config, "max_position_embeddings", max_length) or max_length
         return cls(name, model, load_tokenizer(name), rt, min(max_length, limit))
 
@@ -234,7 +254,7 @@ class Seq2SeqLM(_LanguageModel):
 
     @classmethod
     def load(cls, name: str, rt: Runtime, max_length: int = 2048) -> "Seq2SeqLM":
-        model = load_seq2seq_lm(name).to(rt.device)
+        model = fp32_output_head(load_seq2seq_lm(name).to(rt.device))
         return cls(name, model, load_tokenizer(name), rt, max_length)
 
     def _source(self, text: str) -> list[int]:
