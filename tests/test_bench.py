@@ -124,7 +124,8 @@ def _precision_results(identical: int, diff_low: float) -> dict:
                      "peaks": {"fp32": peak, "bf16": peak}, "speedup": 1.0, "reference_speedup": 3.0,
                      "accuracy_difference": {"estimate": diff_low + 2, "low": diff_low, "high": diff_low + 4}},
         "scoring": {"model": "lm", "items": 100, "identical_predictions": identical, "identical_share": identical / 100,
-                    "max_abs_loglik_difference": 0.1}}}
+                    "max_abs_loglik_difference": 0.1, "fp32": {"items_per_s": 2.0, "accuracy": 30.0},
+                    "bf16": {"items_per_s": 3.0, "accuracy": 29.0}}}}
 
 
 @pytest.mark.parametrize("identical, diff_low, met", [(97, -1.0, ["yes", "yes"]), (96, 0.5, ["no", "no"])])
