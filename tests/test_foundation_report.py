@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from rcstudy import learning, papers, report
-from rcstudy.stats import bootstrap_ci, mean_sd
+from rcstudy.stats import bootstrap_ci, mean_sd, paired_equivalence
 
 
 def test_mean_sd_uses_sample_sd():
@@ -28,6 +28,20 @@ def test_bootstrap_interval_of_accuracy():
     assert 54 < ci.low < 57 and 73 < ci.high < 76
     assert bootstrap_ci(correct, scale=100, seed=0) == ci  # seeded
     assert bootstrap_ci(np.ones(10), scale=100).low == 100.0
+
+
+def test_tost_equivalence_uses_the_90_percent_paired_interval():
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 1000)
+    flips = rng.random(1000) < 0.02  # two systems that disagree on 2% of 1,000 items
+    b = np.where(flips, 1 - a, a)
+    eq = paired_equivalence(a, b, margin=3.0)
+    assert eq.equivalent and eq.difference.level == pytest.approx(0.90)
+    assert -3 < eq.difference.low <= eq.difference.estimate <= eq.difference.high < 3
+    # 200 items that disagree half the time: the interval (about ±6 points) is wider than the margin
+    x, y = rng.integers(0, 2, 200), rng.integers(0, 2, 200)
+    assert not paired_equivalence(x, y, margin=3.0).equivalent
+    assert paired_equivalence(x, y, margin=20.0).equivalent
 
 
 def test_paper_vs_ours_interleaves_and_marks_missing():

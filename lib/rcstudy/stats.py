@@ -87,3 +87,24 @@ def difference_interval(a: Sequence[float], b: Sequence[float], *, n_boot: int =
     diffs = (a[rng.integers(0, a.size, (n_boot, a.size))].mean(1) - b[rng.integers(0, b.size, (n_boot, b.size))].mean(1))
     lo, hi = np.quantile(diffs, [(1 - level) / 2, (1 + level) / 2])
     return Interval(100 * float(a.mean() - b.mean()), 100 * float(lo), 100 * float(hi), level, int(a.size + b.size))
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """A two one-sided tests (TOST) equivalence check of two systems on the same items."""
+
+    difference: Interval  # the paired difference, with its (1 − 2α) interval
+    margin: float  # in points: equivalent when the whole interval lies within ± margin
+    equivalent: bool
+
+    def __str__(self) -> str:
+        return f"{self.difference} (±{self.margin:g} points, {100 * self.difference.level:.0f}% interval)"
+
+
+def paired_equivalence(x: Sequence[float], y: Sequence[float], *, margin: float, alpha: float = 0.05,
+                       seed: int = 0) -> Equivalence:
+    """TOST for per-item scores of two systems on the same items: both one-sided tests at level
+    ``alpha`` reject a difference of ``margin`` points or more exactly when the paired bootstrap
+    (1 − 2·alpha) interval of mean(x − y) lies inside (−margin, margin)."""
+    diff = paired_difference(x, y, seed=seed, level=1 - 2 * alpha)
+    return Equivalence(diff, margin, -margin < diff.low and diff.high < margin)
