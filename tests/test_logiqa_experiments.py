@@ -208,13 +208,12 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
 
 def test_lm_scores_are_the_harness_acc_and_acc_norm(isolated_cache):
     """``sum`` is the summed log-likelihood of each option (acc); ``per_char`` divides it by the
-    option's length in characters (acc_norm), as lm-evaluation-harness does."""
+    option's length in characters (acc_norm), as lm-evaluation-harness does: the option itself, not
+    the space that joins it to the prompt."""
     from rcstudy.baselines.option_lm import option_logliks
     from rcstudy.data.logiqa import load_logiqa
-    from rcstudy.prompts.logiqa import lm_inputs
-
     items = load_logiqa("test", "en")[:2]
     out = option_logliks("tiny-llama", items, runtime.setup(device="cpu", threads=1), batch_size=4)
-    chars = np.array([len(c) for c in lm_inputs(items)[1]], dtype=float).reshape(2, -1)
+    chars = np.array([[len(o) for o in it.options] for it in items], dtype=float)  # without the joining space
     np.testing.assert_allclose(out["per_char"] * chars, out["sum"])
     assert (out["sum"] < 0).all()

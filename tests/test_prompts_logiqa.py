@@ -46,10 +46,12 @@ def test_every_prompt_function_has_a_snapshot():
     assert prompt_functions(prompts) == set(NAMES)
 
 
-def test_lm_context_is_the_former_template(item):
-    """The template the zero-shot row has always used, so cached scores stay comparable."""
-    assert prompts.lm_context(item) == "{context}\nQuestion: {question}\nAnswer:".format(
-        context=item.context, question=item.question)
+def test_lm_context_is_the_harness_logiqa_prompt(item):
+    """lm-evaluation-harness's own ``logiqa`` prompt, from a document in its dataset's layout."""
+    utils = pytest.importorskip("lm_eval.tasks.logiqa.utils_logiqa")
+    doc = {"context": item.context, "question": item.question, "options": list(item.options),
+           "label": "abcd"[item.label]}
+    assert prompts.lm_context(item) == utils.doc_to_text(doc)
 
 
 def test_only_no_question_changes_the_items(item):

@@ -15,15 +15,17 @@ from ..prompts.logiqa import lm_inputs
 from ..runtime import Runtime
 
 
-def option_logliks(model_name: str, items: Sequence[MCItem], rt: Runtime, *, batch_size: int) -> dict[str, np.ndarray]:
-    """(items × options) scores, cached, as lm-evaluation-harness scores multiple choice:
-    ``"sum"``, the summed log-likelihood of each option (its ``acc``), and ``"per_char"``, that sum
-    divided by the option's length in characters (its ``acc_norm``)."""
-    def compute() -> dict[str, np.ndarray]:
-        lm = load_lm(model_name, rt)
-        contexts, continuations = lm_inputs(items)
-        scores = lm.loglik(contexts, continuations, batch_size=batch_size)
-        chars = np.array([max(len(c), 1) for c in continuations], dtype=float)
-        return {"sum": scores.reshape(len(items), -1), "per_char": (scores / chars).reshape(len(items), -1)}
+def option_scores(lm, items: Sequence[MCItem], *, batch_size: int) -> dict[str, np.ndarray]:
+    """(items × options) scores as lm-evaluation-harness scores multiple choice: ``"sum"``, the
+    summed log-likelihood of each option (its ``acc``), and ``"per_char"``, that sum divided by the
+    option's length in characters, without the space that joins it to the prompt (its ``acc_norm``)."""
+    contexts, continuations = lm_inputs(items)
+    scores = np.asarray(lm.loglik(contexts, continuations, batch_size=batch_size))
+    chars = np.array([max(len(o), 1) for it in items for o in it.options], dtype=float)
+    return {"sum": scores.reshape(len(items), -1), "per_char": (scores / chars).reshape(len(items), -1)}
 
-    return cached("logiqa_lm", {"model": model_name, "items": items_fingerprint(items)}, compute)
+
+def option_logliks(model_name: str, items: Sequence[MCItem], rt: Runtime, *, batch_size: int) -> dict[str, np.ndarray]:
+    """:func:`option_scores` of ``model_name``, cached."""
+    return cached("logiqa_lm", {"model": model_name, "items": items_fingerprint(items)},
+                  lambda: option_scores(load_lm(model_name, rt), items, batch_size=batch_size))

@@ -29,13 +29,19 @@ def ablation_items(items: Sequence[MCItem], ablation: str) -> list[MCItem]:
 
 
 def lm_context(item: MCItem) -> str:
-    """The zero-shot LM's context, shared by the four options::
+    """The zero-shot LM's context, shared by the four options: lm-evaluation-harness's ``logiqa``
+    task prompt (``utils_logiqa.doc_to_text``), so the chapter's scores are the harness's::
 
-        {paragraph}
+        Passage: {paragraph}
         Question: {question}
+        Choices:
+        A. {option 1}
+        ...
+        D. {option 4}
         Answer:
     """
-    return f"{item.context}\nQuestion: {item.question}\nAnswer:"
+    options = "".join(f"{letter}. {option}\n" for letter, option in zip("ABCD", item.options))
+    return f"Passage: {item.context}\nQuestion: {item.question}\nChoices:\n{options}Answer:"
 
 
 def lm_continuation(option: str) -> str:
