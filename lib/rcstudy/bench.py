@@ -4,17 +4,19 @@
 machine:
 
 a. **training**: multiple-choice fine-tuning of ``mc_model`` on the first
-   ``train_steps × batch_size`` ReClor training questions, once with our trainer
-   (:func:`rcstudy.models.mc.finetune`: dynamic padding, length-bucketed batches) and once with a
-   HuggingFace ``Trainer`` pipeline that pads every sequence to ``max_length`` (256), as the
-   official ReClor script does. Same items, steps, batch size, optimiser (AdamW, linear warm-up
-   over 10%, weight decay 0.01, gradient clipping at 1), seed and initial weights. Reported:
-   questions/s of both (model loading and tokenisation included), the ratio, and both models'
-   accuracy on ReClor val afterwards, with a paired bootstrap interval of the difference.
-b. **scoring**: zero-shot option scoring on LogiQA test with ``lm_model``: our
-   :meth:`rcstudy.models.lm.CausalLM.loglik` against lm-evaluation-harness (``HFLM`` over the
-   same model object, a local task over the same prompts and options). Reported: whether the
-   predictions are identical, the largest log-likelihood difference and the time ratio.
+   ``train_steps × batch_size`` ReClor training questions with our trainer
+   (:func:`rcstudy.models.mc.finetune`: dynamic padding, length-bucketed batches) and with two
+   HuggingFace ``Trainer`` configurations (:data:`REFERENCES`): as a practitioner sets it up
+   (``DataCollatorForMultipleChoice``, ``group_by_length``), the strongest reference, and as the
+   official ReClor script does (every pair padded to ``max_length``). Same items, steps, batch
+   size, optimiser (AdamW, linear warm-up over 10%, weight decay 0.01, gradient clipping at 1),
+   dtype, seed and initial weights. Reported: questions/s (model loading and tokenisation
+   included) and tokens computed per real token of each, the ratios, and the val accuracies.
+b. **scoring**: zero-shot option scoring on LogiQA test with ``lm_model``: the LogiQA chapter's
+   scorer (:func:`rcstudy.baselines.option_lm.option_scores`) against lm-evaluation-harness's
+   own ``logiqa`` task (``HFLM`` over the same model object). Reported: whether the predictions
+   of ``acc`` and ``acc_norm`` are identical, the largest log-likelihood difference, both
+   metrics as each reports them, and the time ratio.
 c. **FLOP/s**: the matmul FLOPs of the training runs of (a), counted from the tensor shapes the
    model actually ran (forward + backward), per second of training, against this machine's best
    measured ``torch.matmul`` rate in the same dtype (the runtime's: bf16 on CUDA and on CPUs with
@@ -26,18 +28,26 @@ d. **book** (optional, ``--stages book``): the wall time of building the book in
    text-only edit of ``book_edited``, which re-executes that chapter and the pages that read it),
    and the peak memory of the largest process.
 e. **precision** (by default in the cpu and gpu presets): the training of (a) with our trainer
-   and the scoring of (b) with our scorer, each once in fp32 and once under bf16 autocast,
-   whatever the runtime's own choice, and the runtime's setup restored afterwards. Reported:
-   the training speed of both and their ratio, the val accuracy of both with a paired bootstrap
-   interval of the difference (fp32 − bf16), the share of LogiQA items whose predicted option
-   is the same and the largest log-likelihood difference; each training run's FLOP/s against
-   the matmul peak measured in its own dtype; and the ``Trainer`` reference trained in bf16, so
-   that the ratio of (a) is also reported with both sides in bf16.
+   and the scoring of (b) with our scorer (on ``precision_lm_items`` questions), each once in
+   fp32 and once under bf16 autocast, whatever the runtime's own choice, and the runtime's setup
+   restored afterwards. Reported: the training speed of both and their ratio, the val accuracy of
+   both with a paired bootstrap interval of the difference (fp32 − bf16), the share of LogiQA
+   items whose predicted option is the same and the largest log-likelihood difference; each
+   training run's FLOP/s against the matmul peak measured in its own dtype; and the tuned
+   ``Trainer`` trained in bf16, so that the ratio of (a) is also reported with both sides in bf16.
+f. **quality**: ours and the tuned ``Trainer`` trained where the model learns within the budget
+   (ReClor's options alone, ``quality_epochs`` over ``quality_questions``); a TOST equivalence
+   test of their per-question val correctness (``equivalence_margin`` points), or "not
+   comparable" where a run did not learn (:func:`learned`).
+g. **curves**: time and peak memory of ours and the strongest reference at growing amounts of
+   work (:data:`CURVES`: questions fine-tuned, tokens per pair, questions scored), each point in
+   a fresh process, with each line's growth exponent.
 
 Results go to ``<out>/<device>.json`` and, as a markdown table, ``<out>/<device>.md``
 (``<out>`` defaults to ``benchmarks/results``); the book's appendix page shows them. A run of
 some stages keeps the other stages of the file when it comes from the same preset, sizes and
-machine, each with the date it was measured (``--stages book`` after a cold build). Every size
+machine, each with the date it was measured (``--stages book`` after a cold build), and the
+load average before and after each stage. Every size
 is a parameter: presets ``cpu``, ``gpu`` and ``tiny`` (seconds, for the tests), refined with
 ``-p name=value``.
 
@@ -50,6 +60,7 @@ import argparse
 import contextlib
 import json
 import logging
+import math
 import os
 import platform
 import shutil
@@ -64,20 +75,22 @@ from pathlib import Path
 from . import __version__
 from .settings import PROJECT_ROOT, book_root
 
-STAGES = ("train", "score", "precision", "book")
+STAGES = ("train", "quality", "score", "curves", "precision", "book")
 #: The keys of a results record that each stage writes.
-STAGE_KEYS = {"train": ("training", "flops"), "score": ("scoring",), "precision": ("precision",), "book": ("book",)}
+STAGE_KEYS = {"train": ("training", "flops"), "quality": ("quality",), "score": ("scoring",), "curves": ("curves",),
+              "precision": ("precision",), "book": ("book",)}
 #: What each preset runs unless ``--stages`` says otherwise. The tiny preset (the tests, the smoke
 #: book) leaves out the precision stage: it repeats the training and scoring of the others.
-DEFAULT_STAGES = {"cpu": ("train", "score", "precision"), "gpu": ("train", "score", "precision"),
-                  "tiny": ("train", "score")}
+DEFAULT_STAGES = {"cpu": ("train", "quality", "score", "curves", "precision"),
+                  "gpu": ("train", "quality", "score", "curves", "precision"),
+                  "tiny": ("train", "quality", "score", "curves")}
 #: The precisions the precision stage compares, the reference first.
 PRECISIONS = ("fp32", "bf16")
 RESULTS_DIR = PROJECT_ROOT / "benchmarks" / "results"
 
 #: Targets the benchmark reports against (speed targets live here, not in timed tests).
 TARGETS = {
-    "train_speedup": 2.0,  # our questions/s ÷ the Trainer reference's
+    "train_speedup": 1.3,  # our questions/s ÷ the strongest Trainer configuration's
     "score_speedup": 1.0,  # lm-evaluation-harness seconds ÷ ours
     "cpu_peak_fraction": 0.40,  # training FLOP/s ÷ measured matmul peak, on CPU
     "precision_same_prediction": 0.97,  # share of items whose predicted option is the same in fp32 and bf16
@@ -96,25 +109,37 @@ class BenchConfig:
     lr: float = 2e-5
     seed: int = 0
     eval_items: int | None = None  # ReClor val questions to score (None: all 500)
+    quality_fields: str = "A"  # what the quality stage's models read: the options alone, which they learn from
+    quality_questions: int | None = None  # ReClor train questions of the quality stage (None: all 4,638)
+    quality_epochs: float = 2
+    equivalence_margin: float = 3.0  # points: the TOST margin of the quality stage
     lm_model: str = "smollm2-135m"
-    lm_items: int | None = 100  # LogiQA test questions (None: all 651)
+    lm_items: int | None = None  # LogiQA test questions of the scoring stage (None: all 651)
+    precision_lm_items: int | None = 100  # ... of the precision stage, which scores them twice
+    record_items: int | None = 50  # ReCoRD eval queries of the scoring stage's record task (None: all)
     lm_batch_size: int = 8  # sequences per forward pass, the same for both scorers
     peak_size: int = 2048  # n of the n×n matmuls that measure the peak
     peak_reps: int = 5
+    curve_sizes: tuple = (16, 32, 64, 128)  # questions (items) of each point of the cost curves
+    curve_lengths: tuple = (128, 256, 512)  # tokens per (context, option) of the length curve
+    curve_length_questions: int = 32  # questions of each point of the length curve
     book_profile: str = "quick"
     book_cold: bool = False  # also measure a cold build (an hour on 2 cores) instead of reading it
     book_edited: str = "reclor"  # the chapter whose text the warm rebuild treats as edited
 
 
 PRESETS = {
-    # a quiet 2-core CPU machine: about 35 minutes for train + score, roughly as much again for precision
+    # a quiet 2-core CPU machine: about 1.5 hours for every stage but the book (see benchmarks/README.md)
     "cpu": BenchConfig(),
     # one GPU: one epoch of ReClor train at 32 questions a step, all of LogiQA test
     "gpu": BenchConfig(train_steps=144, batch_size=32, eval_batch_size=64, lm_items=None, lm_batch_size=32,
+                       record_items=None, curve_sizes=(80, 160, 320, 640), curve_length_questions=128,
                        peak_size=8192, peak_reps=10),
     # the tests and the smoke profile: tiny random models, a handful of items
     "tiny": BenchConfig(mc_model="tiny-bert", train_steps=2, batch_size=2, eval_batch_size=4, eval_items=4,
-                        lm_model="tiny-llama", lm_items=3, lm_batch_size=4, peak_size=128, peak_reps=2),
+                        quality_questions=4, quality_epochs=1, lm_model="tiny-llama", lm_items=3, record_items=2,
+                        precision_lm_items=3, lm_batch_size=4, peak_size=128, peak_reps=2,
+                        curve_sizes=(2, 4), curve_lengths=(16, 32), curve_length_questions=2),
 }
 
 
@@ -267,10 +292,10 @@ def _reclor(cfg: BenchConfig):
     return train[:needed], val[: cfg.eval_items] if cfg.eval_items else val
 
 
-def _train_ours(train, val, cfg: BenchConfig, rt, vocab_size: int) -> dict:
+def _train_ours(train, val, cfg: BenchConfig, rt, vocab_size: int, *, fields: str = "CQA", epochs: float = 1) -> dict:
     from .models import mc
 
-    mc_cfg = mc.MCConfig(model=cfg.mc_model, fields="CQA", max_length=cfg.max_length, epochs=1, lr=cfg.lr,
+    mc_cfg = mc.MCConfig(model=cfg.mc_model, fields=fields, max_length=cfg.max_length, epochs=epochs, lr=cfg.lr,
                          batch_size=cfg.batch_size, seed=cfg.seed, eval_batch_size=cfg.eval_batch_size)
     with EmbeddingShapes(vocab_size) as shapes:
         start = _now(rt)
@@ -279,75 +304,110 @@ def _train_ours(train, val, cfg: BenchConfig, rt, vocab_size: int) -> dict:
     start = _now(rt)
     logits = mc.predict(trained, val, rt)
     eval_s = _now(rt) - start
+    real_tokens = sum(len(o["input_ids"]) for it in train for o in mc.encode_item(trained.tokenizer, it, fields,
+                                                                                  cfg.max_length))
     return {"train_seconds": train_s, "eval_seconds": eval_s, "predictions": logits.argmax(1).tolist(),
-            "shapes": shapes}
+            "shapes": shapes, "losses": list(trained.losses), "real_tokens": real_tokens * epochs}
 
 
-def _padded_features(tokenizer, items, max_length: int) -> tuple[list[dict], int]:
-    """The official script's features: every (context, question + option) pair padded to ``max_length``.
+#: The ``Trainer`` configurations the fine-tuning stage runs beside ours: as a practitioner sets it
+#: up (the strongest reference), and as the paper's official script does.
+REFERENCES = {
+    "trainer_tuned": "Trainer, dynamic padding (DataCollatorForMultipleChoice) + group_by_length",
+    "trainer_official": "Trainer, the official script's features (every pair padded to max_length)",
+}
 
-    Returns the per-question features and the number of real (non-padding) tokens.
-    """
+
+def _trainer_features(tokenizer, items, fields: str, max_length: int, padded: bool):
+    """The questions as ``Trainer`` datasets read them: a ``datasets.Dataset`` of per-question
+    option lists with their labels and (for ``group_by_length``) their longest option's length,
+    or, ``padded``, every (context, question + option) pair padded to ``max_length`` as the
+    official script's features are. Returns the dataset and its number of real tokens."""
+    import datasets
+
     from .models.mc import option_pairs
 
-    pairs = [pair for it in items for pair in option_pairs(it, "CQA")]
-    enc = tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation=True, max_length=max_length,
-                    padding="max_length", return_tensors="pt")
-    features, start = [], 0
+    pairs = [pair for it in items for pair in option_pairs(it, fields)]
+    texts = ([b for _, b in pairs],) if pairs[0][0] is None else ([a for a, _ in pairs], [b for _, b in pairs])
+    enc = tokenizer(*texts, truncation=True, max_length=max_length, padding="max_length" if padded else False)
+    columns, start = {k: [] for k in enc}, 0
     for it in items:
         n = len(it.options)
-        features.append({k: v[start:start + n] for k, v in enc.items()} | {"labels": it.label})
+        for k, v in enc.items():
+            columns[k].append(v[start:start + n])
         start += n
-    return features, int(enc["attention_mask"].sum())
+    real = sum(sum(mask) for mask in enc["attention_mask"])
+    lengths = [max(sum(mask) for mask in masks) for masks in columns["attention_mask"]]
+    return datasets.Dataset.from_dict({**columns, "labels": [it.label for it in items], "length": lengths}), real
 
 
-def _train_reference(train, val, cfg: BenchConfig, rt, vocab_size: int) -> dict:
-    """The ``Trainer`` pipeline on the same items, in ``rt``'s dtype (``bf16=True`` under a bf16 runtime)."""
-    from transformers import PrinterCallback, Trainer, TrainingArguments
+def _train_reference(train, val, cfg: BenchConfig, rt, vocab_size: int, *, padded: bool, fields: str = "CQA",
+                     epochs: float = 1) -> dict:
+    """The ``Trainer`` pipeline on the same items, in ``rt``'s dtype (``bf16=True`` under a bf16
+    runtime): padded to ``max_length`` as the official script does, or (``padded=False``) as a
+    practitioner configures it, padded per batch by ``DataCollatorForMultipleChoice`` with batches
+    of similar lengths (``group_by_length``)."""
+    from transformers import DataCollatorForMultipleChoice, PrinterCallback, Trainer, TrainingArguments
 
     from .models import load_multiple_choice, load_tokenizer
 
     with tempfile.TemporaryDirectory(prefix="rcstudy-bench-trainer-") as workdir:
         args = TrainingArguments(
-            output_dir=workdir, max_steps=cfg.train_steps, per_device_train_batch_size=cfg.batch_size,
+            output_dir=workdir, num_train_epochs=epochs, per_device_train_batch_size=cfg.batch_size,
             per_device_eval_batch_size=cfg.eval_batch_size, learning_rate=cfg.lr, warmup_steps=0.1,
             weight_decay=0.01, max_grad_norm=1.0, lr_scheduler_type="linear", seed=cfg.seed,
             bf16=rt.bf16, tf32=True if rt.cuda else None, use_cpu=not rt.cuda, dataloader_num_workers=0,
-            save_strategy="no", logging_strategy="no", report_to="none", disable_tqdm=True,
+            train_sampling_strategy="random" if padded else "group_by_length",
+            remove_unused_columns=False,  # else the length column is dropped before the sampler reads it
+            save_strategy="no", logging_strategy="steps", logging_steps=1, report_to="none", disable_tqdm=True,
         )
         with EmbeddingShapes(vocab_size) as shapes:
             start = _now(rt)
             tokenizer = load_tokenizer(cfg.mc_model)
             model = load_multiple_choice(cfg.mc_model, seed=cfg.seed)
-            features, real_tokens = _padded_features(tokenizer, train, cfg.max_length)
-            trainer = Trainer(model=model, args=args, train_dataset=features)
-            trainer.remove_callback(PrinterCallback)  # it would print the final metrics dict
+            features, real_tokens = _trainer_features(tokenizer, train, fields, cfg.max_length, padded)
+            pad = DataCollatorForMultipleChoice(tokenizer, padding=True)
+            collate = lambda batch: pad([{k: v for k, v in f.items() if k != "length"} for f in batch])  # noqa: E731
+            trainer = Trainer(model=model, args=args, train_dataset=features, data_collator=collate)
+            trainer.remove_callback(PrinterCallback)  # it would print every logged loss
             trainer.train()
             train_s = _now(rt) - start
+        # under group_by_length, transformers groups evaluation batches by length too and `predict`
+        # returns them in that order: evaluate in the questions' own order
+        trainer.args.train_sampling_strategy = "random"
         start = _now(rt)
-        out = trainer.predict(_padded_features(tokenizer, val, cfg.max_length)[0])
+        out = trainer.predict(_trainer_features(tokenizer, val, fields, cfg.max_length, padded)[0])
         eval_s = _now(rt) - start
+        if out.label_ids.tolist() != [it.label for it in val]:
+            raise RuntimeError("Trainer.predict returned the val questions out of their order")
+    losses = [log["loss"] for log in trainer.state.log_history if "loss" in log]
     return {"train_seconds": train_s, "eval_seconds": eval_s, "predictions": out.predictions.argmax(-1).tolist(),
-            "shapes": shapes, "real_tokens": real_tokens}
+            "shapes": shapes, "losses": losses, "real_tokens": real_tokens * epochs}
 
 
-def _measured(result: dict, train, val, config, peak: dict, seed: int) -> dict:
-    """What one training run measured: speed, val accuracy with its bootstrap interval, the
-    per-question correctness that paired intervals compare, and the matmul FLOP rate as a share of
-    ``peak``, which must have been measured in the run's dtype (the run's dtype is taken from it)."""
+def _measured(result: dict, train, val, config, peak: dict | None, seed: int) -> dict:
+    """What one training run measured: speed, tokens computed per real token, val accuracy with its
+    bootstrap interval, the per-question correctness that paired intervals compare, the training
+    loss curve, and the matmul FLOP rate as a share of ``peak``, which must have been measured in
+    the run's dtype (the run's dtype is taken from it; None: no FLOP rate)."""
     import numpy as np
 
     from .stats import bootstrap_ci
 
     correct = (np.array(result["predictions"]) == np.array([it.label for it in val])).astype(int)
-    seconds, flops = result["train_seconds"], result["shapes"].flops(config)
-    return {
-        "dtype": peak["dtype"], "train_seconds": seconds, "questions_per_s": len(train) / seconds,
+    seconds = result["train_seconds"]
+    measured = {
+        "train_seconds": seconds, "questions_per_s": len(train) / seconds,
         "eval_seconds": result["eval_seconds"], "eval_questions_per_s": len(val) / result["eval_seconds"],
         "accuracy": asdict(bootstrap_ci(correct, scale=100, seed=seed)), "correct": correct.tolist(),
-        "tokens_processed": result["shapes"].tokens(), "train_flops": flops, "flops_per_s": flops / seconds,
-        "fraction_of_peak": flops / seconds / peak["flops_per_s"],
+        "tokens_processed": result["shapes"].tokens(), "real_tokens": result["real_tokens"],
+        "tokens_per_real_token": result["shapes"].tokens() / result["real_tokens"], "losses": result["losses"],
     }
+    if peak is None:
+        return measured
+    flops = result["shapes"].flops(config)
+    return {"dtype": peak["dtype"], **measured, "train_flops": flops, "flops_per_s": flops / seconds,
+            "fraction_of_peak": flops / seconds / peak["flops_per_s"]}
 
 
 def _training_facts(cfg: BenchConfig, train, val) -> dict:
@@ -356,65 +416,145 @@ def _training_facts(cfg: BenchConfig, train, val) -> dict:
             "batch_size": cfg.batch_size, "eval_questions": len(val), "max_length": cfg.max_length}
 
 
+def _references(train, val, cfg: BenchConfig, rt, vocab_size: int, **kwargs) -> dict:
+    """Both ``Trainer`` configurations of :data:`REFERENCES` on the same items."""
+    runs = {}
+    for name, label in REFERENCES.items():
+        _log(f"▶ the same with transformers.{label}")
+        runs[name] = _train_reference(train, val, cfg, rt, vocab_size, padded=name == "trainer_official", **kwargs)
+    return runs
+
+
 def stage_train(cfg: BenchConfig, rt) -> tuple[dict, dict]:
-    """Stages a and c: the training comparison and the FLOP rates of both runs."""
+    """Stages a and c: ours against both ``Trainer`` configurations, the ratio against the faster
+    of them (the strongest reference), and the FLOP rates of every run."""
     from .models import model_config
     from .stats import paired_difference
 
     train, val = _reclor(cfg)
     config = model_config(cfg.mc_model)
     _log(f"▶ a. fine-tuning {cfg.mc_model} on {len(train)} ReClor questions, ours")
-    ours = _train_ours(train, val, cfg, rt, config.vocab_size)
-    _log(f"▶ a. the same with transformers.Trainer, padding to {cfg.max_length}")
-    ref = _train_reference(train, val, cfg, rt, config.vocab_size)
+    runs = {"ours": _train_ours(train, val, cfg, rt, config.vocab_size)}
+    runs |= _references(train, val, cfg, rt, config.vocab_size)
     _log(f"▶ c. matmul peak ({cfg.peak_size}×{cfg.peak_size})")
     peak = matmul_peak(rt, cfg.peak_size, cfg.peak_reps)
 
-    systems = {name: _measured(m, train, val, config, peak, cfg.seed)
-               for name, m in (("ours", ours), ("reference", ref))}
-    diff = paired_difference(systems["ours"]["correct"], systems["reference"]["correct"], seed=cfg.seed)
+    systems = {name: _measured(m, train, val, config, peak, cfg.seed) for name, m in runs.items()}
+    strongest = max(REFERENCES, key=lambda name: systems[name]["questions_per_s"])
+    ours, ref = systems["ours"], systems[strongest]
     training = {
-        **_training_facts(cfg, train, val), "real_tokens": ref["real_tokens"], **systems,
-        "speedup": systems["ours"]["questions_per_s"] / systems["reference"]["questions_per_s"],
-        "eval_speedup": systems["ours"]["eval_questions_per_s"] / systems["reference"]["eval_questions_per_s"],
-        "accuracy_difference": asdict(diff),
+        **_training_facts(cfg, train, val), **systems, "strongest": strongest,
+        "speedups": {name: ours["questions_per_s"] / systems[name]["questions_per_s"] for name in REFERENCES},
+        "speedup": ours["questions_per_s"] / ref["questions_per_s"],
+        "eval_speedup": ours["eval_questions_per_s"] / ref["eval_questions_per_s"],
+        "accuracy_difference": asdict(paired_difference(ours["correct"], ref["correct"], seed=cfg.seed)),
     }
     flops = {"peak": peak, **{name: {k: s[k] for k in ("flops_per_s", "fraction_of_peak")}
                               for name, s in systems.items()}}
     return training, flops
 
 
+# --- f. quality: the same accuracy from ours and the strongest reference, where both learn ------
+
+#: A run learned when its final training loss is below this share of ln k and its val accuracy's
+#: interval lies above chance; only then can two runs be tested for equivalence.
+LEARNED_LOSS_SHARE = 0.9
+
+
+def learned(run: dict, k: int) -> bool:
+    """Whether a measured run (:func:`_measured`) learned: loss below 0.9 · ln k, accuracy above 1/k."""
+    from .learning import final_loss
+
+    return (final_loss(run["losses"]) < LEARNED_LOSS_SHARE * math.log(k)
+            and run["accuracy"]["low"] > 100 / k)
+
+
+def equivalence_verdict(ours: dict, ref: dict, equivalence, k: int) -> str:
+    """"equivalent", "not equivalent", or "not comparable" naming the run(s) that did not learn."""
+    failed = [name for name, run in (("ours", ours), ("the reference", ref)) if not learned(run, k)]
+    if len(failed) == 2:
+        return "not comparable: neither run learned"
+    if failed:
+        return f"not comparable: {failed[0]} did not learn"
+    return "equivalent" if equivalence.equivalent else "not equivalent"
+
+
+def stage_quality(cfg: BenchConfig, rt) -> dict:
+    """Stage f: ours and the tuned ``Trainer`` trained on a task the model learns within the
+    budget (ReClor with ``quality_fields``, by default the options alone, whose biases a small
+    encoder picks up), then a TOST equivalence test of their per-question val correctness with a
+    margin of ``equivalence_margin`` points; "not comparable" where a run did not learn."""
+    from .data.reclor import load_split
+    from .learning import final_loss
+    from .models import model_config
+    from .stats import paired_equivalence
+
+    train = [it for it in load_split("train") if it.label is not None][: cfg.quality_questions]
+    val = load_split("val")[: cfg.eval_items] if cfg.eval_items else load_split("val")
+    config = model_config(cfg.mc_model)
+    what = dict(fields=cfg.quality_fields, epochs=cfg.quality_epochs)
+    _log(f"▶ f. fine-tuning {cfg.mc_model} on {len(train)} ReClor questions ({cfg.quality_fields}) "
+         f"for {cfg.quality_epochs:g} epochs, ours")
+    ours = _train_ours(train, val, cfg, rt, config.vocab_size, **what)
+    _log(f"▶ f. the same with transformers.{REFERENCES['trainer_tuned']}")
+    ref = _train_reference(train, val, cfg, rt, config.vocab_size, padded=False, **what)
+    systems = {name: _measured(m, train, val, config, None, cfg.seed) for name, m in (("ours", ours), ("reference", ref))}
+    k = len(val[0].options)
+    test = paired_equivalence(systems["ours"]["correct"], systems["reference"]["correct"],
+                              margin=cfg.equivalence_margin, seed=cfg.seed)
+    return {"model": cfg.mc_model, "fields": cfg.quality_fields, "epochs": cfg.quality_epochs,
+            "train_questions": len(train), "eval_questions": len(val), "options": k,
+            **{name: {**run, "final_loss": final_loss(run["losses"]), "learned": learned(run, k)}
+               for name, run in systems.items()},
+            "difference": asdict(test.difference), "margin": test.margin, "equivalent": test.equivalent,
+            "verdict": equivalence_verdict(systems["ours"], systems["reference"], test, k)}
+
+
 # --- b. zero-shot option scoring: ours vs lm-evaluation-harness ---------------------------------
 
-TASK = "rcstudy_bench_logiqa"
+TASK = "rcstudy_bench_task"
+#: lm-evaluation-harness's own ``logiqa`` task (its prompt, choices, target, ``acc`` and ``acc_norm``),
+#: reading the local LogiQA test questions in its dataset's layout (``EleutherAI/logiqa``).
 TASK_YAML = """\
+include: {harness}/logiqa/logiqa.yaml
 task: {task}
 dataset_path: json
+dataset_name: null
 dataset_kwargs:
   data_files:
     test: {docs}
   cache_dir: {cache}
-output_type: multiple_choice
+training_split: null
+validation_split: null
 test_split: test
-doc_to_text: "{{{{prompt}}}}"
-doc_to_choice: "{{{{choices}}}}"
-doc_to_target: "{{{{label}}}}"
-target_delimiter: " "
-metric_list:
-  - metric: acc
-    aggregation: mean
-    higher_is_better: true
 """
+#: Its ``record`` task (SuperGLUE's ReCoRD: the passage and its highlights, then each entity
+#: filled into the query as a bullet; EM and F1 of the likeliest entity) on local ReCoRD queries.
+RECORD_YAML = """\
+include: {harness}/super_glue/record/default.yaml
+task: {task}
+tag: []
+dataset_path: json
+dataset_name: null
+dataset_kwargs:
+  data_files:
+    validation: {docs}
+  cache_dir: {cache}
+training_split: null
+"""
+#: The harness's metrics, with the scores that decide each (our scorer's ``option_scores`` keys).
+HARNESS_METRICS = {"acc": "sum", "acc_norm": "per_char"}
 
 
-def logiqa_prompt(item) -> str:
-    """The prompt of lm-evaluation-harness's ``logiqa`` task (``tasks/logiqa/utils_logiqa.py``)."""
-    options = "".join(f"{letter}. {option}\n" for letter, option in zip("ABCD", item.options))
-    return f"Passage: {item.context}\nQuestion: {item.question}\nChoices:\n{options}Answer:"
+def harness_doc(item) -> dict:
+    """A LogiQA question as a document of the harness's ``logiqa`` dataset (``EleutherAI/logiqa``)."""
+    return {"label": "abcd"[item.label], "context": item.context, "question": item.question,
+            "options": list(item.options)}
 
 
-def _harness_loglik(lm, prompts: list[str], items, cfg: BenchConfig, rt) -> tuple[list[float], float]:
-    """lm-evaluation-harness's log-likelihood of every option, and the seconds its evaluation took."""
+def _harness_evaluate(lm, task_yaml: str, docs: list[dict], cfg: BenchConfig, rt) -> tuple[list[dict], float]:
+    """Run one harness task (``task_yaml``, formatted with ``docs``' file and a cache folder) on
+    ``lm``'s model object: its per-document samples in order, and the seconds the evaluation took."""
     import torch
 
     try:
@@ -429,10 +569,10 @@ def _harness_loglik(lm, prompts: list[str], items, cfg: BenchConfig, rt) -> tupl
     level, quiet.level = quiet.level, logging.ERROR
     try:
         with tempfile.TemporaryDirectory(prefix="rcstudy-bench-task-") as tmp:
-            docs = Path(tmp) / "logiqa_test.jsonl"
-            docs.write_text("".join(json.dumps({"prompt": p, "choices": list(it.options), "label": it.label}) + "\n"
-                                    for p, it in zip(prompts, items)))
-            (Path(tmp) / f"{TASK}.yaml").write_text(TASK_YAML.format(task=TASK, docs=docs, cache=Path(tmp) / "cache"))
+            path = Path(tmp) / "docs.jsonl"
+            path.write_text("".join(json.dumps(doc) + "\n" for doc in docs))
+            (Path(tmp) / "task.yaml").write_text(task_yaml.format(task=TASK, harness=_harness_tasks(), docs=path,
+                                                                  cache=Path(tmp) / "cache"))
             tasks = TaskManager(include_path=tmp, include_defaults=False).load([TASK])
             model = HFLM(pretrained=lm.model, tokenizer=lm.tokenizer, batch_size=cfg.lm_batch_size,
                          max_length=lm.max_length, softmax_dtype=torch.float32,
@@ -443,53 +583,61 @@ def _harness_loglik(lm, prompts: list[str], items, cfg: BenchConfig, rt) -> tupl
             seconds = _now(rt) - start
     finally:
         quiet.level = level
-    samples = sorted(out["samples"][TASK], key=lambda s: s["doc_id"])
-    return [float(ll) for s in samples for ll, _ in s["filtered_resps"]], seconds
+    return sorted(out["samples"][TASK], key=lambda s: s["doc_id"]), seconds
 
 
-def _logiqa(cfg: BenchConfig) -> list:
-    """The first ``lm_items`` LogiQA test questions (all of them for None)."""
+def _harness_tasks() -> Path:
+    import lm_eval
+
+    return Path(lm_eval.__file__).parent / "tasks"
+
+
+def _harness_scores(lm, items, cfg: BenchConfig, rt) -> tuple[dict, dict, float]:
+    """lm-evaluation-harness's ``logiqa`` task on ``items``: the log-likelihood of every option,
+    each document's ``acc`` and ``acc_norm``, and the seconds its evaluation took."""
+    import numpy as np
+
+    samples, seconds = _harness_evaluate(lm, TASK_YAML, [harness_doc(it) for it in items], cfg, rt)
+    logliks = np.array([[float(ll) for ll, _ in s["filtered_resps"]] for s in samples])
+    return logliks, {m: np.array([float(s[m]) for s in samples]) for m in HARNESS_METRICS}, seconds
+
+
+def _logiqa(n: int | None) -> list:
+    """The first ``n`` LogiQA test questions (all of them for None)."""
     from .data.logiqa import load_logiqa
 
     items = load_logiqa("test")
-    return items[: cfg.lm_items] if cfg.lm_items else items
+    return items[:n] if n else items
 
 
-def _our_loglik(lm, items, cfg: BenchConfig):
-    """Our log-likelihood of every option of ``items`` after the harness's prompt, and its seconds."""
-    import numpy as np
+def _our_scores(lm, items, cfg: BenchConfig) -> tuple[dict, float]:
+    """The LogiQA chapter's scores of every option (:func:`rcstudy.baselines.option_lm.option_scores`,
+    the harness's prompt), and their seconds."""
+    from .baselines.option_lm import option_scores
 
-    contexts = [logiqa_prompt(it) for it in items for _ in it.options]
-    continuations = [" " + option for it in items for option in it.options]
     start = _now(lm.rt)
-    scores = lm.loglik(contexts, continuations, batch_size=cfg.lm_batch_size)
-    return np.asarray(scores), _now(lm.rt) - start
+    scores = option_scores(lm, items, batch_size=cfg.lm_batch_size)
+    return scores, _now(lm.rt) - start
 
 
-def _predicted(scores, items):
-    """Each item's highest-scoring option (``scores`` lists every item's options in turn)."""
-    import numpy as np
-
-    ends = np.cumsum([len(it.options) for it in items])
-    return np.array([int(np.argmax(scores[end - len(it.options):end])) for it, end in zip(items, ends)])
-
-
-def _scored(scores, seconds: float, items) -> dict:
-    """One scorer's speed and accuracy."""
+def _scored(scores: dict, seconds: float, items) -> dict:
+    """One scorer's speed and its accuracy under each of the harness's metrics."""
     import numpy as np
 
     gold = np.array([it.label for it in items])
     return {"seconds": seconds, "items_per_s": len(items) / seconds,
-            "accuracy": 100 * float((_predicted(scores, items) == gold).mean())}
+            **{metric: 100 * float((scores[key].argmax(1) == gold).mean()) for metric, key in HARNESS_METRICS.items()}}
 
 
-def _agreement(a, b, items) -> dict:
-    """How far two scorings of the same options agree: on the predicted option, and in log-likelihood."""
+def _agreement(a: dict, b: dict, items) -> dict:
+    """How far two scorings of the same options agree: on the predicted option under ``acc`` (and
+    ``acc_norm``), and in log-likelihood."""
     import numpy as np
 
-    same = int((_predicted(a, items) == _predicted(b, items)).sum())
-    return {"identical_predictions": same, "identical_share": same / len(items),
-            "max_abs_loglik_difference": float(np.abs(a - b).max())}
+    same = {m: int((a[k].argmax(1) == b[k].argmax(1)).sum()) for m, k in HARNESS_METRICS.items()}
+    return {"identical_predictions": same["acc"], "identical_share": same["acc"] / len(items),
+            "identical_predictions_norm": same["acc_norm"],
+            "max_abs_loglik_difference": float(np.abs(a["sum"] - b["sum"]).max())}
 
 
 def _scoring_facts(cfg: BenchConfig, items) -> dict:
@@ -498,22 +646,209 @@ def _scoring_facts(cfg: BenchConfig, items) -> dict:
             "batch_size": cfg.lm_batch_size}
 
 
+def record_doc(query) -> dict:
+    """A ReCoRD query as a document of the harness's ``record`` task, its ``process_docs`` applied."""
+    return {"passage": query.passage, "query": query.query, "entities": sorted(set(query.candidates)),
+            "answers": sorted(set(query.answers))}
+
+
+def _squad_metrics_module() -> str:
+    """Make the harness's ``record`` task importable: its ``util`` imports
+    ``transformers.data.metrics.squad_metrics``, which transformers 5 no longer has. Where it is
+    missing, the ReCoRD chapter's EM and F1 (the official ReCoRD script's) stand in for its
+    ``compute_exact`` / ``compute_f1``. Returns the module the harness's EM and F1 came from."""
+    import importlib
+    import types
+
+    name = "transformers.data.metrics.squad_metrics"
+    try:
+        importlib.import_module(name)
+        return name
+    except ModuleNotFoundError:
+        from .metrics.record import exact_match_score, f1_score
+
+        stand_in = types.ModuleType(name)
+        stand_in.compute_exact, stand_in.compute_f1 = exact_match_score, f1_score
+        for parent in ("transformers.data", "transformers.data.metrics"):
+            sys.modules.setdefault(parent, types.ModuleType(parent))
+        sys.modules[name] = stand_in
+        return "rcstudy.metrics.record (transformers has no squad_metrics)"
+
+
+def _harness_pair(context: str, continuation: str) -> tuple[str, str]:
+    """A (context, continuation) request as the harness's ``HFLM`` scores it: whitespace that ends
+    the context moves to the start of the continuation (ReCoRD's passage ends in a newline)."""
+    spaces = len(context) - len(context.rstrip())
+    return (context[:-spaces], context[-spaces:] + continuation) if spaces else (context, continuation)
+
+
+def _record_comparison(lm, cfg: BenchConfig, rt) -> dict:
+    """Our scorer and metrics against the harness's ``record`` task on ``record_items`` ReCoRD
+    eval queries. The prompts are the harness's own (its ``util`` functions), so what is compared
+    is the log-likelihood engine and the EM / F1 of the likeliest entity."""
+    import numpy as np
+
+    metric_source = _squad_metrics_module()
+    from lm_eval.tasks.super_glue.record import util
+
+    from .data.record import load_record
+    from .metrics.record import exact_match_score, f1_score, max_over_ground_truths
+
+    queries = load_record().eval[: cfg.record_items]
+    docs = [record_doc(q) for q in queries]
+    pairs = [_harness_pair(util.doc_to_text(d), " " + choice) for d in docs for choice in util.doc_to_choice(d)]
+    contexts, continuations = [c for c, _ in pairs], [c for _, c in pairs]
+    _log(f"▶ b. scoring {len(contexts)} ReCoRD candidates of {len(docs)} queries with {cfg.lm_model}, ours")
+    start = _now(rt)
+    flat = np.asarray(lm.loglik(contexts, continuations, batch_size=cfg.lm_batch_size))
+    ours_s = _now(rt) - start
+    ends = np.cumsum([len(d["entities"]) for d in docs])
+    ours = [flat[end - len(d["entities"]):end] for d, end in zip(docs, ends)]
+    _log("▶ b. the same with lm-evaluation-harness's record task")
+    samples, harness_s = _harness_evaluate(lm, RECORD_YAML, docs, cfg, rt)
+    harness = [np.array([float(ll) for ll, _ in s["filtered_resps"]]) for s in samples]
+    picked = [d["entities"][int(np.argmax(scores))] for d, scores in zip(docs, ours)]
+    same = sum(int(np.argmax(a) == np.argmax(b)) for a, b in zip(ours, harness))
+    return {"items": len(docs), "options": len(contexts), "identical_predictions": same, "harness_metrics": metric_source,
+            "max_abs_loglik_difference": float(max(np.abs(a - b).max() for a, b in zip(ours, harness))),
+            "ours": {"seconds": ours_s, "items_per_s": len(docs) / ours_s,
+                     "em": 100 * float(np.mean([max_over_ground_truths(exact_match_score, p, d["answers"])
+                                                for p, d in zip(picked, docs)])),
+                     "f1": 100 * float(np.mean([max_over_ground_truths(f1_score, p, d["answers"])
+                                                for p, d in zip(picked, docs)]))},
+            "reference": {"seconds": harness_s, "items_per_s": len(docs) / harness_s,
+                          **{m: 100 * float(np.mean([s[m] for s in samples])) for m in ("em", "f1")}},
+            "speedup": harness_s / ours_s}
+
+
 def stage_score(cfg: BenchConfig, rt) -> dict:
-    """Stage b: the same option log-likelihoods from our scorer and from lm-evaluation-harness."""
+    """Stage b: the LogiQA chapter's option scores against lm-evaluation-harness's own ``logiqa``
+    task on the same model object: the predictions of ``acc`` and ``acc_norm``, the harness's
+    own per-document metrics, and the time of each."""
     import numpy as np
 
     from .models.lm import CausalLM
 
-    items = _logiqa(cfg)
+    items = _logiqa(cfg.lm_items)
     lm = CausalLM.load(cfg.lm_model, rt)
     facts = _scoring_facts(cfg, items)
     _log(f"▶ b. scoring {facts['options']} LogiQA options with {cfg.lm_model}, ours")
-    ours, ours_s = _our_loglik(lm, items, cfg)
-    _log("▶ b. the same with lm-evaluation-harness")
-    harness, harness_s = _harness_loglik(lm, [logiqa_prompt(it) for it in items], items, cfg, rt)
-    harness = np.array(harness)
-    return {**facts, "ours": _scored(ours, ours_s, items), "reference": _scored(harness, harness_s, items),
-            "speedup": harness_s / ours_s, **_agreement(ours, harness, items)}
+    ours, ours_s = _our_scores(lm, items, cfg)
+    _log("▶ b. the same with lm-evaluation-harness's logiqa task")
+    logliks, metrics, harness_s = _harness_scores(lm, items, cfg, rt)
+    chars = np.array([[max(len(o), 1) for o in it.options] for it in items], dtype=float)
+    harness = {"sum": logliks, "per_char": logliks / chars}
+    reference = _scored(harness, harness_s, items)
+    # the harness's own acc / acc_norm must be what its log-likelihoods give under our definitions
+    reported = {m: 100 * float(v.mean()) for m, v in metrics.items()}
+    return {**facts, "ours": _scored(ours, ours_s, items), "reference": reference, "harness_reported": reported,
+            "speedup": harness_s / ours_s, **_agreement(ours, harness, items),
+            "record": _record_comparison(lm, cfg, rt)}
+
+
+# --- g. cost curves: how time and memory grow with the work -------------------------------------
+
+#: The curves: which engine, which reference (the strongest of stages a and b), what grows.
+CURVES = {"fine-tuning: questions": ("train", "trainer_tuned", "questions"),
+          "fine-tuning: tokens per option": ("train", "trainer_tuned", "length"),
+          "scoring: questions": ("score", "harness", "questions")}
+
+
+def lengthened(items, tokenizer, length: int) -> list:
+    """``items`` with each passage repeated until every (passage, question + option) pair fills
+    ``length`` tokens once truncated to it: the same questions at a chosen sequence length."""
+    out = []
+    for it in items:
+        tokens = len(tokenizer(it.context)["input_ids"])
+        out.append(replace(it, context=" ".join([it.context] * (length // max(tokens, 1) + 1))))
+    return out
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory since it started its program (``VmHWM``). Not
+    ``ru_maxrss``: after fork and exec, Linux carries the parent's peak into the child's."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2**20 if sys.platform == "darwin" else 1024)
+
+
+def cost_point(spec: dict) -> dict:
+    """One point of a cost curve (run in a process of its own, whose peak memory is the point's):
+    ``spec`` names the engine (train, score), the system, the number of questions and, for
+    training, the sequence length. Returns the seconds of the work alone."""
+    from . import runtime
+    from .models import model_config
+
+    rt = runtime.setup(spec["device"], threads=spec["threads"], precision=spec["precision"])
+    cfg = BenchConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec["config"].items()})
+    if spec["engine"] == "score":
+        from .models.lm import CausalLM
+
+        items, lm = _logiqa(spec["questions"]), CausalLM.load(cfg.lm_model, rt)
+        seconds = (_our_scores(lm, items, cfg)[1] if spec["system"] == "ours"
+                   else _harness_scores(lm, items, cfg, rt)[2])
+        return {"seconds": seconds, "peak_rss_mb": peak_rss_mb()}
+    from .data.reclor import load_split
+    from .models import load_tokenizer
+
+    train = [it for it in load_split("train") if it.label is not None][: spec["questions"]]
+    val = train[:1]  # the work timed is the training; one question keeps the evaluation negligible
+    if spec.get("length"):
+        cfg = replace(cfg, max_length=spec["length"])
+        train = lengthened(train, load_tokenizer(cfg.mc_model), spec["length"])
+    cfg = replace(cfg, batch_size=min(cfg.batch_size, len(train)))
+    vocab = model_config(cfg.mc_model).vocab_size
+    run = (_train_ours(train, val, cfg, rt, vocab) if spec["system"] == "ours"
+           else _train_reference(train, val, cfg, rt, vocab, padded=False))
+    return {"seconds": run["train_seconds"], "tokens_processed": run["shapes"].tokens(), "peak_rss_mb": peak_rss_mb()}
+
+
+def _timed_point(spec: dict, folder: Path) -> dict:
+    """:func:`cost_point` in a child process: its seconds and its own peak memory."""
+    out = folder / f"point-{time.monotonic_ns()}.json"
+    code = ("import json, sys; from rcstudy.bench import cost_point; "
+            "json.dump(cost_point(json.loads(sys.argv[1])), open(sys.argv[2], 'w'))")
+    result = timed_process([sys.executable, "-c", code, json.dumps(spec), str(out)], log=out.with_suffix(".log"),
+                           cwd=PROJECT_ROOT)
+    if result["returncode"] != 0:
+        tail = "\n".join(out.with_suffix(".log").read_text(errors="replace").splitlines()[-20:])
+        raise RuntimeError(f"a cost-curve point failed ({spec['engine']}, {spec['system']}, "
+                           f"{spec['questions']} questions):\n{tail}")
+    return json.loads(out.read_text())
+
+
+def growth_exponent(sizes, seconds) -> float:
+    """The slope of log(seconds) against log(size): 1 for linear growth, 2 for quadratic."""
+    import numpy as np
+
+    return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0])
+
+
+def stage_curves(cfg: BenchConfig, rt) -> dict:
+    """Stage g: time and peak memory of ours and the strongest reference at growing amounts of work
+    (:data:`CURVES`), each point in a fresh process, with the fitted growth exponent of each line."""
+    base = {"device": rt.device.type, "threads": rt.threads, "precision": "bf16" if rt.bf16 else "fp32",
+            "config": asdict(cfg)}
+    curves = {}
+    with tempfile.TemporaryDirectory(prefix="rcstudy-bench-curves-") as tmp:
+        for name, (engine, reference, grows) in CURVES.items():
+            xs = cfg.curve_lengths if grows == "length" else cfg.curve_sizes
+            lines = {}
+            for system in ("ours", reference):
+                points = []
+                for x in xs:
+                    _log(f"▶ g. {name} = {x}, {system}")
+                    spec = {**base, "engine": engine, "system": system,
+                            "questions": cfg.curve_length_questions if grows == "length" else x,
+                            "length": x if grows == "length" else None}
+                    points.append({"x": x, **_timed_point(spec, Path(tmp))})
+                lines[system] = {"points": points,
+                                 "exponent": growth_exponent(xs, [p["seconds"] for p in points])}
+            curves[name] = {"x": grows, "lines": lines}
+    return curves
 
 
 # --- d. the book build ------------------------------------------------------------------------
@@ -588,8 +923,8 @@ def stage_book(cfg: BenchConfig) -> dict:
 # --- e. the same work in fp32 and in bf16 -------------------------------------------------------
 
 def _precision_training(cfg: BenchConfig, rt) -> dict:
-    """Our trainer in each precision, each against the matmul peak of its own dtype, and the
-    ``Trainer`` reference in bf16, so that our speed-up over it is also known with both in bf16."""
+    """Our trainer in each precision, each against the matmul peak of its own dtype, and the tuned
+    ``Trainer`` in bf16, so that our speed-up over it is also known with both in bf16."""
     from .models import model_config
     from .stats import paired_difference
 
@@ -604,11 +939,11 @@ def _precision_training(cfg: BenchConfig, rt) -> dict:
             peaks[precision] = matmul_peak(here, cfg.peak_size, cfg.peak_reps)
             runs[precision] = _measured(trained, train, val, config, peaks[precision], cfg.seed)
     with in_precision(rt, "bf16") as here:
-        _log("▶ e. the same with transformers.Trainer in bf16")
-        trained = _train_reference(train, val, cfg, here, config.vocab_size)
+        _log(f"▶ e. the same with transformers.{REFERENCES['trainer_tuned']}, in bf16")
+        trained = _train_reference(train, val, cfg, here, config.vocab_size, padded=False)
     runs["reference_bf16"] = _measured(trained, train, val, config, peaks["bf16"], cfg.seed)
     diff = paired_difference(runs["fp32"]["correct"], runs["bf16"]["correct"], seed=cfg.seed)
-    return {**_training_facts(cfg, train, val), **runs, "peaks": peaks,
+    return {**_training_facts(cfg, train, val), **runs, "peaks": peaks, "reference": "trainer_tuned",
             "speedup": runs["bf16"]["questions_per_s"] / runs["fp32"]["questions_per_s"],
             "reference_speedup": runs["bf16"]["questions_per_s"] / runs["reference_bf16"]["questions_per_s"],
             "accuracy_difference": asdict(diff)}
@@ -618,12 +953,12 @@ def _precision_scoring(cfg: BenchConfig, rt) -> dict:
     """Our scorer's option log-likelihoods in each precision, and how far bf16 moves them."""
     from .models.lm import CausalLM
 
-    items = _logiqa(cfg)
+    items = _logiqa(cfg.precision_lm_items)
     scores, runs = {}, {}
     for precision in PRECISIONS:
         with in_precision(rt, precision) as here:
             _log(f"▶ e. scoring LogiQA options with {cfg.lm_model} in {precision}, ours")
-            scores[precision], seconds = _our_loglik(CausalLM.load(cfg.lm_model, here), items, cfg)
+            scores[precision], seconds = _our_scores(CausalLM.load(cfg.lm_model, here), items, cfg)
         runs[precision] = _scored(scores[precision], seconds, items)
     return {**_scoring_facts(cfg, items), **runs, **_agreement(scores["fp32"], scores["bf16"], items)}
 
@@ -667,19 +1002,69 @@ def _precision_rows(p: dict, add) -> None:
         _interval(d), "difference CI contains 0", _yes(d["low"] <= 0 <= d["high"]))
     add(name, "GFLOP/s of the matmul peak in the same dtype", f"fp32 {_of_peak(fp32, t['peaks']['fp32'])}",
         f"bf16 {_of_peak(bf16, t['peaks']['bf16'])}")
-    add(name, "bf16 training questions/s, ours vs Trainer (ratio: ours ÷ Trainer)", f"{bf16['questions_per_s']:.2f}",
+    add(name, f"bf16 training questions/s, ours vs {t['reference']} (ratio: ours ÷ Trainer)", f"{bf16['questions_per_s']:.2f}",
         f"{trainer['questions_per_s']:.2f}", f"{t['reference_speedup']:.2f}×", f"≥ {TARGETS['train_speedup']:g}×",
         _yes(t["reference_speedup"] >= TARGETS["train_speedup"]))
-    add(name, "bf16 GFLOP/s of the bf16 matmul peak, ours vs Trainer", _of_peak(bf16, t["peaks"]["bf16"]),
+    add(name, f"bf16 GFLOP/s of the bf16 matmul peak, ours vs {t['reference']}", _of_peak(bf16, t["peaks"]["bf16"]),
         _of_peak(trainer, t["peaks"]["bf16"]))
     name = f"e. fp32 vs bf16: zero-shot scoring, {s['model']} (LogiQA test, {s['items']} items)"
     target = TARGETS["precision_same_prediction"]
     add(name, "items/s (ratio: bf16 ÷ fp32)", f"fp32 {s['fp32']['items_per_s']:.2f}", f"bf16 {s['bf16']['items_per_s']:.2f}",
         f"{s['bf16']['items_per_s'] / s['fp32']['items_per_s']:.2f}×")
-    add(name, "accuracy %", f"fp32 {s['fp32']['accuracy']:.1f}", f"bf16 {s['bf16']['accuracy']:.1f}")
+    add(name, "acc %", f"fp32 {s['fp32']['acc']:.1f}", f"bf16 {s['bf16']['acc']:.1f}")
     add(name, SAME_PREDICTION_MEASURE, f"{s['identical_predictions']}/{s['items']} ({100 * s['identical_share']:.0f}%)",
         "", "", f"≥ {100 * target:g}%", _yes(s["identical_share"] >= target))
     add(name, "largest |Δ log-likelihood| over all options", f"{s['max_abs_loglik_difference']:.1e}")
+
+
+def _training_rows(t: dict, add) -> None:
+    """Stage a's rows: ours against each ``Trainer`` configuration; the target is against the strongest."""
+    o, strongest = t["ours"], t["strongest"]
+    name = f"a. fine-tuning {t['model']} (ReClor, {t['steps']} steps × {t['batch_size']})"
+    for ref in REFERENCES:
+        r, mark = t[ref], " (strongest)" if ref == strongest else ""
+        target = (f"≥ {TARGETS['train_speedup']:g}×", _yes(t["speedups"][ref] >= TARGETS["train_speedup"])) if mark else ()
+        add(name, f"training questions/s vs {REFERENCES[ref]}{mark}", f"{o['questions_per_s']:.2f}",
+            f"{r['questions_per_s']:.2f}", f"{t['speedups'][ref]:.2f}×", *target)
+        add(name, f"tokens computed per real token vs {ref}", f"{o['tokens_per_real_token']:.2f}",
+            f"{r['tokens_per_real_token']:.2f}")
+    r = t[strongest]
+    add(name, f"evaluation questions/s ({t['eval_questions']} val) vs {strongest}", f"{o['eval_questions_per_s']:.2f}",
+        f"{r['eval_questions_per_s']:.2f}", f"{t['eval_speedup']:.2f}×")
+    add(name, f"{ACCURACY_MEASURE} vs {strongest}", _interval(o["accuracy"]), _interval(r["accuracy"]),
+        _interval(t["accuracy_difference"]))
+
+
+def _quality_rows(q: dict, add) -> None:
+    """Stage f's rows: whether both runs learned, their accuracies, and the equivalence verdict."""
+    from .learning import final_loss
+
+    name = (f"f. quality: {q['model']} on ReClor ({q['fields']}), {q['train_questions']} questions × "
+            f"{q['epochs']:g} epochs, ours vs {REFERENCES['trainer_tuned']}")
+    k = q["options"]
+    add(name, f"final training loss (learned: < {LEARNED_LOSS_SHARE:g} · ln {k} = "
+        f"{LEARNED_LOSS_SHARE * math.log(k):.3f})",
+        f"{final_loss(q['ours']['losses']):.3f}", f"{final_loss(q['reference']['losses']):.3f}")
+    add(name, f"val accuracy %, 95% CI (learned: above {100 / k:g})", _interval(q["ours"]["accuracy"]),
+        _interval(q["reference"]["accuracy"]))
+    d = q["difference"]
+    add(name, f"ours − reference, points ({100 * d['level']:.0f}% paired interval; TOST ±{q['margin']:g})",
+        _interval(d), "", "", f"equivalent within ±{q['margin']:g}", "yes" if q["verdict"] == "equivalent" else "no")
+    add(name, "verdict", q["verdict"])
+
+
+def _curve_rows(curves: dict, add) -> None:
+    """Stage g's rows: per curve, the seconds and peak memory at each size and the growth exponents."""
+    for name, curve in curves.items():
+        (ours_name, ours), (ref_name, ref) = curve["lines"].items()
+        stage = f"g. cost curve, {name} (reference: {ref_name})"
+        xs = " / ".join(str(p["x"]) for p in ours["points"])
+        joined = lambda line, key, f: " / ".join(f.format(p[key]) for p in line["points"])  # noqa: E731
+        add(stage, f"seconds at {xs}", joined(ours, "seconds", "{:.1f}"), joined(ref, "seconds", "{:.1f}"))
+        add(stage, "growth exponent (slope of log seconds on log size)", f"{ours['exponent']:.2f}",
+            f"{ref['exponent']:.2f}")
+        add(stage, f"peak memory of the process, MB, at {xs}", joined(ours, "peak_rss_mb", "{:.0f}"),
+            joined(ref, "peak_rss_mb", "{:.0f}"))
 
 
 def summary_rows(results: dict) -> list[dict]:
@@ -691,33 +1076,37 @@ def summary_rows(results: dict) -> list[dict]:
                      "target": target, "met": met})
 
     if t := results.get("training"):
-        o, r = t["ours"], t["reference"]
-        name = f"a. fine-tuning {t['model']} (ReClor, {t['steps']} steps × {t['batch_size']})"
-        add(name, "training questions/s", f"{o['questions_per_s']:.2f}", f"{r['questions_per_s']:.2f}",
-            f"{t['speedup']:.2f}×", f"≥ {TARGETS['train_speedup']:g}×", _yes(t["speedup"] >= TARGETS["train_speedup"]))
-        add(name, f"evaluation questions/s ({t['eval_questions']} val)", f"{o['eval_questions_per_s']:.2f}",
-            f"{r['eval_questions_per_s']:.2f}", f"{t['eval_speedup']:.2f}×")
-        add(name, "tokens computed per real token", f"{o['tokens_processed'] / t['real_tokens']:.2f}",
-            f"{r['tokens_processed'] / t['real_tokens']:.2f}")
-        d = t["accuracy_difference"]
-        add(name, ACCURACY_MEASURE, _interval(o["accuracy"]),
-            _interval(r["accuracy"]), _interval(d), "difference CI contains 0", _yes(d["low"] <= 0 <= d["high"]))
+        _training_rows(t, add)
     if s := results.get("scoring"):
-        name = f"b. zero-shot scoring, {s['model']} (LogiQA test, {s['items']} items)"
+        name = f"b. zero-shot scoring, {s['model']} (LogiQA test, {s['items']} items; harness task logiqa)"
         add(name, "seconds (ratio: reference ÷ ours)", f"{s['ours']['seconds']:.1f}",
             f"{s['reference']['seconds']:.1f}", f"{s['speedup']:.2f}×", f"≥ {TARGETS['score_speedup']:g}×",
             _yes(s["speedup"] >= TARGETS["score_speedup"]))
-        add(name, "identical predictions", f"{s['identical_predictions']}/{s['items']}",
+        add(name, "identical predictions, acc", f"{s['identical_predictions']}/{s['items']}",
             f"max |Δ log-lik| {s['max_abs_loglik_difference']:.1e}", "", "all",
             _yes(s["identical_predictions"] == s["items"]))
-        add(name, "accuracy %", f"{s['ours']['accuracy']:.1f}", f"{s['reference']['accuracy']:.1f}")
+        add(name, "identical predictions, acc_norm", f"{s['identical_predictions_norm']}/{s['items']}", "", "", "all",
+            _yes(s["identical_predictions_norm"] == s["items"]))
+        for metric in HARNESS_METRICS:
+            add(name, f"{metric} % (reference: as the harness reports it)", f"{s['ours'][metric]:.1f}",
+                f"{s['harness_reported'][metric]:.1f}")
+        r = s["record"]
+        name = f"b. zero-shot scoring, {s['model']} (ReCoRD eval, {r['items']} queries; harness task record)"
+        add(name, "seconds (ratio: reference ÷ ours)", f"{r['ours']['seconds']:.1f}", f"{r['reference']['seconds']:.1f}",
+            f"{r['speedup']:.2f}×", f"≥ {TARGETS['score_speedup']:g}×", _yes(r["speedup"] >= TARGETS["score_speedup"]))
+        add(name, "identical predictions", f"{r['identical_predictions']}/{r['items']}",
+            f"max |Δ log-lik| {r['max_abs_loglik_difference']:.1e}", "", "all", _yes(r["identical_predictions"] == r["items"]))
+        for metric in ("em", "f1"):
+            add(name, f"{metric.upper()} % (harness's from {r['harness_metrics']})", f"{r['ours'][metric]:.1f}",
+                f"{r['reference'][metric]:.1f}")
     if f := results.get("flops"):
         p = f["peak"]
         cpu = results.get("hardware", {}).get("device", "cpu") == "cpu"
+        ref = results["training"]["strongest"]
         add(f"c. training FLOP/s vs {p['dtype']} matmul peak ({p['flops_per_s'] / 1e9:.1f} GFLOP/s)",
-            "GFLOP/s (share of peak)",
+            f"GFLOP/s (share of peak), reference: {ref}",
             f"{f['ours']['flops_per_s'] / 1e9:.1f} ({100 * f['ours']['fraction_of_peak']:.0f}%)",
-            f"{f['reference']['flops_per_s'] / 1e9:.1f} ({100 * f['reference']['fraction_of_peak']:.0f}%)",
+            f"{f[ref]['flops_per_s'] / 1e9:.1f} ({100 * f[ref]['fraction_of_peak']:.0f}%)",
             "", f"≥ {100 * TARGETS['cpu_peak_fraction']:.0f}% on CPU" if cpu else "",
             _yes(f["ours"]["fraction_of_peak"] >= TARGETS["cpu_peak_fraction"]) if cpu else "")
     if b := results.get("book"):
@@ -731,7 +1120,38 @@ def summary_rows(results: dict) -> list[dict]:
         add(name, "peak memory of one process, GB", f"{max(peaks) / 1024:.1f}")
     if precision := results.get("precision"):
         _precision_rows(precision, add)
+    if q := results.get("quality"):
+        _quality_rows(q, add)
+    if curves := results.get("curves"):
+        _curve_rows(curves, add)
     return rows
+
+
+def headline(results: dict) -> str:
+    """The benchmark page's summary of a record, in words: the speed against the strongest
+    ``Trainer`` (said plainly where ours is not faster), the quality verdict and the scoring."""
+    parts = []
+    if t := results.get("training"):
+        ratio, official = t["speedup"], t["speedups"]["trainer_official"]
+        if ratio > 1:
+            speed = f"{ratio:.2f} times the questions per second of the tuned `Trainer`"
+        else:
+            speed = f"no faster than the tuned `Trainer` ({ratio:.2f} times its questions per second)"
+        met = "meets" if ratio >= TARGETS["train_speedup"] else "misses"
+        parts.append(f"our trainer fine-tuned {t['model']} at {speed}, which {met} the target of "
+                     f"{TARGETS['train_speedup']:g}, and at {official:.2f} times the official script's configuration")
+    if q := results.get("quality"):
+        parts.append(f"trained where both should learn, the two runs are {q['verdict']}")
+    if s := results.get("scoring"):
+        parts.append(f"the LogiQA scorer ran {s['speedup']:.2f} times as fast as lm-evaluation-harness's `logiqa` "
+                     f"task on {s['items']} questions, with the same `acc` prediction on "
+                     f"{s['identical_predictions']} and the same `acc_norm` prediction on "
+                     f"{s['identical_predictions_norm']}, and {s['record']['speedup']:.2f} times as fast as its "
+                     f"`record` task on {s['record']['items']} ReCoRD queries, with the same prediction on "
+                     f"{s['record']['identical_predictions']}")
+    if not parts:
+        return "The newest run has no training or scoring stage."
+    return "On the newest run, " + "; ".join(parts) + "."
 
 
 def hardware_line(results: dict) -> str:
@@ -751,6 +1171,9 @@ def markdown(results: dict) -> str:
     dates = stage_dates(results)
     if len(set(dates.values())) > 1:
         lines += ["Measured: " + "; ".join(f"{s} {d}" for s, d in dates.items()) + ".", ""]
+    if load := results.get("load"):
+        lines += ["1-minute load average before → after each stage (ratios come from one run; absolute "
+                  "seconds are context): " + "; ".join(f"{s} {a:.1f} → {b:.1f}" for s, (a, b) in load.items()) + ".", ""]
     if rows:
         lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         for prev, r in zip([None, *rows], rows):
@@ -764,22 +1187,44 @@ def stage_dates(results: dict) -> dict[str, str]:
     return results.get("measured") or {s: results["date"] for s in results["stages"]}
 
 
-def same_setup(a: dict, b: dict) -> bool:
-    """Whether two records come from the same preset, sizes and machine (their stages can be shown together)."""
+#: The settings each stage's results depend on: a stage of an earlier record is kept beside a new
+#: run only when these are the same (a setting the earlier record lacks had its default then).
+_TRAINING = ("mc_model", "train_steps", "batch_size", "eval_batch_size", "max_length", "lr", "seed", "eval_items")
+STAGE_SETTINGS = {
+    "train": (*_TRAINING, "peak_size", "peak_reps"),
+    "quality": (*_TRAINING, "quality_fields", "quality_questions", "quality_epochs", "equivalence_margin"),
+    "score": ("lm_model", "lm_items", "record_items", "lm_batch_size"),
+    "precision": (*_TRAINING, "peak_size", "peak_reps", "lm_model", "precision_lm_items", "lm_batch_size"),
+    "curves": (*_TRAINING, "lm_model", "lm_batch_size", "curve_sizes", "curve_lengths", "curve_length_questions"),
+    "book": ("book_profile", "book_cold", "book_edited"),
+}
+
+
+def _as_json(value):
+    """``value`` as it reads back from a results file (tuples become lists)."""
+    return json.loads(json.dumps(value))
+
+
+def same_setup(a: dict, b: dict, stage: str) -> bool:
+    """Whether ``stage`` ran with the same preset, settings (:data:`STAGE_SETTINGS`) and machine in
+    two records (so its results in one can be shown beside the other's)."""
     machine = ("device", "cpu_model", "cpu_count", "torch_threads", "gpu")
-    return (a["preset"] == b["preset"] and a["config"] == b["config"]
+    defaults = _as_json(asdict(BenchConfig()))
+    setting = lambda record, k: record["config"].get(k, defaults[k])  # noqa: E731
+    return (a["preset"] == b["preset"] and all(setting(a, k) == setting(b, k) for k in STAGE_SETTINGS[stage])
             and all(a["hardware"].get(k) == b["hardware"].get(k) for k in machine))
 
 
 def merge_stages(results: dict, previous: dict | None) -> dict:
-    """``results`` with the stages of ``previous`` that it did not run, when both come from the same
-    setup (:func:`same_setup`): a run of ``--stages book`` after a cold build keeps the training,
+    """``results`` with the stages of ``previous`` that it did not run, each where it comes from the
+    same setup (:func:`same_setup`): a run of ``--stages book`` after a cold build keeps the training,
     scoring and precision figures of the last full run, each with the date it was measured."""
     measured = {s: results["date"] for s in results["stages"]}
-    if previous is None or not same_setup(results, previous):
+    if previous is None:
         return {**results, "measured": measured}
-    kept = {s: d for s, d in stage_dates(previous).items() if s not in measured}
-    merged = {**results, **{k: previous[k] for s in kept for k in STAGE_KEYS[s] if k in previous}}
+    kept = {s: d for s, d in stage_dates(previous).items() if s not in measured and same_setup(results, previous, s)}
+    merged = {**results, **{k: previous[k] for s in kept for k in STAGE_KEYS[s] if k in previous},
+              "load": {**{s: v for s, v in previous.get("load", {}).items() if s in kept}, **results.get("load", {})}}
     stages = [s for s in STAGES if s in measured or s in kept]
     return {**merged, "stages": stages, "measured": {s: {**kept, **measured}[s] for s in stages}}
 
@@ -806,10 +1251,23 @@ def load_results(out_dir: Path = RESULTS_DIR) -> list[dict]:
     return sorted(found, key=lambda r: r["date"], reverse=True)
 
 
+def _run_stage(stage: str, cfg: BenchConfig, rt) -> dict:
+    """The results (under the stage's :data:`STAGE_KEYS`) of one stage."""
+    if stage == "train":
+        return dict(zip(STAGE_KEYS["train"], stage_train(cfg, rt)))
+    if stage == "book":
+        return {"book": stage_book(cfg)}
+    run_stage = {"quality": stage_quality, "score": stage_score, "curves": stage_curves,
+                 "precision": stage_precision}[stage]
+    return {STAGE_KEYS[stage][0]: run_stage(cfg, rt)}
+
+
 def run(cfg: BenchConfig, stages=None, *, preset: str = "custom", out_dir: Path | None = RESULTS_DIR,
         rt=None) -> dict:
-    """Run the chosen stages (None: the preset's defaults, the cpu preset's for a custom one); write
-    the results to ``out_dir`` (unless None) and return them."""
+    """Run the chosen stages (None: the preset's defaults, the cpu preset's for a custom one) and
+    return the results. With ``out_dir``, the file there is rewritten (atomically, merged with the
+    stages it held before the run) after every stage, so an interrupted run keeps what it measured
+    and a later stage (the book's pages) reads the earlier ones."""
     from . import runtime
 
     stages = stages or DEFAULT_STAGES.get(preset, DEFAULT_STAGES["cpu"])
@@ -818,28 +1276,27 @@ def run(cfg: BenchConfig, stages=None, *, preset: str = "custom", out_dir: Path 
         raise ValueError(f"unknown stage(s) {', '.join(unknown)}; choose from {', '.join(STAGES)}")
     rt = rt or runtime.setup()
     results = {"rcstudy": __version__, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "preset": preset, "config": asdict(cfg), "stages": list(stages), "hardware": hardware(rt)}
+               "preset": preset, "config": _as_json(asdict(cfg)), "stages": [], "hardware": hardware(rt), "load": {}}
+    path = results_path(results, out_dir) if out_dir is not None else None
+    previous = json.loads(path.read_text()) if path is not None and path.exists() else None
     load_before = os.getloadavg()[0]
-    if "train" in stages:
-        results["training"], results["flops"] = stage_train(cfg, rt)
-    if "score" in stages:
-        results["scoring"] = stage_score(cfg, rt)
-    if "precision" in stages:
-        results["precision"] = stage_precision(cfg, rt)
-    if "book" in stages:
-        results["book"] = stage_book(cfg)
-    results["load_average"] = [load_before, os.getloadavg()[0]]
-    if out_dir is not None:
-        previous = results_path(results, out_dir)
-        results = merge_stages(results, json.loads(previous.read_text()) if previous.exists() else None)
-        for path in write_results(results, out_dir):
-            _log(f"✓ wrote {path}")
-    return results
+    for stage in STAGES:  # in this order, whatever the order asked for
+        if stage not in stages:
+            continue
+        before = os.getloadavg()[0]
+        results |= _run_stage(stage, cfg, rt)
+        results["load"][stage] = [before, os.getloadavg()[0]]
+        results["stages"].append(stage)
+        results["load_average"] = [load_before, os.getloadavg()[0]]
+        if path is not None:
+            for written in write_results(merge_stages(results, previous), out_dir):
+                _log(f"✓ wrote {written} ({stage})")
+    return merge_stages(results, previous) if path is not None else results
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--preset", choices=list(PRESETS), default=None,
-                        help="sizes: cpu (a quiet 2-core machine, ~35 min for train,score), gpu (one GPU), "
+                        help="sizes: cpu (a quiet 2-core machine, about 1.5 h for every stage but book), gpu (one GPU), "
                              "tiny (seconds); default: gpu when CUDA is available, else cpu")
     defaults = "; ".join(f"{preset}: {','.join(stages)}" for preset, stages in DEFAULT_STAGES.items())
     parser.add_argument("--stages", default=None,

@@ -36,6 +36,7 @@ class BenchmarksConfig(ChapterConfig):
     results_dir: str = param("benchmarks/results", "where `python -m rcstudy bench` wrote its results")
     run_preset: str | None = param(None, "a bench preset to run from the page first (none: only read results)")
     run_settings: dict[str, Any] = param(factory=dict, help="overrides of that preset's sizes, e.g. {train_steps: 1}")
+    run_stages: list[str] = param(factory=list, help="the stages of that run (empty: the preset's)")
 
 
 CONFIGS: dict[str, type[ChapterConfig]] = {

@@ -626,3 +626,24 @@ def rule_easy_hard(hard_table: pd.DataFrame, chance: float):
     ax.invert_yaxis()
     ax.legend(frameon=False, title="ReClor subset of\nthe main question", bbox_to_anchor=(1.02, 1), loc="upper left")
     return fig
+
+
+# --------------------------------------------------------------------------- benchmark appendix
+
+def bench_cost_curves(curves: Mapping[str, dict]):
+    """Seconds (top) and peak memory (bottom) against the amount of work, log-log, one panel per
+    curve; ours solid, the reference dashed, each line labelled with its growth exponent."""
+    fig, axes = plt.subplots(2, len(curves), figsize=(3.6 * len(curves), 5.6), squeeze=False)
+    for col, (name, curve) in enumerate(curves.items()):
+        for i, (system, line) in enumerate(curve["lines"].items()):
+            xs = [p["x"] for p in line["points"]]
+            style = dict(marker="o", color=f"C{i}", ls="-" if system == "ours" else "--")
+            axes[0, col].plot(xs, [p["seconds"] for p in line["points"]], label=f"{system} (exponent "
+                              f"{line['exponent']:.2f})", **style)
+            axes[1, col].plot(xs, [p["peak_rss_mb"] for p in line["points"]], label=system, **style)
+        axes[0, col].set(title=name, xscale="log", yscale="log", ylabel="seconds" if col == 0 else "")
+        axes[1, col].set(xscale="log", xlabel=curve["x"], ylabel="peak memory (MB)" if col == 0 else "")
+        axes[0, col].legend(frameon=False, fontsize=8)
+        axes[1, col].legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
