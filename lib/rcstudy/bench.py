@@ -470,13 +470,13 @@ def learned(run: dict, k: int) -> bool:
 
 
 def equivalence_verdict(ours: dict, ref: dict, equivalence, k: int) -> str:
-    """"equivalent", "not equivalent", or "not comparable" naming the run(s) that did not learn."""
+    """"equivalent", "equivalence not shown", or "not comparable" naming the run(s) that did not learn."""
     failed = [name for name, run in (("ours", ours), ("the reference", ref)) if not learned(run, k)]
     if len(failed) == 2:
         return "not comparable: neither run learned"
     if failed:
         return f"not comparable: {failed[0]} did not learn"
-    return "equivalent" if equivalence.equivalent else "not equivalent"
+    return "equivalent" if equivalence.equivalent else "equivalence not shown: the interval reaches past the margin"
 
 
 def stage_quality(cfg: BenchConfig, rt) -> dict:
@@ -1141,7 +1141,7 @@ def headline(results: dict) -> str:
         parts.append(f"our trainer fine-tuned {t['model']} at {speed}, which {met} the target of "
                      f"{TARGETS['train_speedup']:g}, and at {official:.2f} times the official script's configuration")
     if q := results.get("quality"):
-        parts.append(f"trained where both should learn, the two runs are {q['verdict']}")
+        parts.append(f"trained where both should learn, their accuracies compare as: {q['verdict']}")
     if s := results.get("scoring"):
         parts.append(f"the LogiQA scorer ran {s['speedup']:.2f} times as fast as lm-evaluation-harness's `logiqa` "
                      f"task on {s['items']} questions, with the same `acc` prediction on "

@@ -643,7 +643,9 @@ def bench_cost_curves(curves: Mapping[str, dict]):
             axes[1, col].plot(xs, [p["peak_rss_mb"] for p in line["points"]], label=system, **style)
         axes[0, col].set(title=name, xscale="log", yscale="log", ylabel="seconds" if col == 0 else "")
         axes[1, col].set(xscale="log", xlabel=curve["x"], ylabel="peak memory (MB)" if col == 0 else "")
-        axes[0, col].legend(frameon=False, fontsize=8)
-        axes[1, col].legend(frameon=False, fontsize=8)
+        for ax in axes[:, col]:
+            ax.set_xticks(xs, [str(x) for x in xs], minor=False)
+            ax.xaxis.set_minor_locator(plt.NullLocator())  # the sizes themselves, not log-scale minor ticks
+            ax.legend(frameon=False, fontsize=8)
     fig.tight_layout()
     return fig
