@@ -281,15 +281,26 @@ def matmul_peak(rt, size: int, reps: int) -> dict:
 
 # --- a. multiple-choice fine-tuning: ours vs HF Trainer padding to 256 -------------------------
 
-def _reclor(cfg: BenchConfig):
+def _reclor_train(n: int | None) -> list:
+    """The first ``n`` labelled ReClor training questions (all of them for None)."""
     from .data.reclor import load_split
 
-    train = [it for it in load_split("train") if it.label is not None]
+    return [it for it in load_split("train") if it.label is not None][:n]
+
+
+def _reclor_val(cfg: BenchConfig) -> list:
+    """The first ``eval_items`` ReClor val questions (all 500 for None)."""
+    from .data.reclor import load_split
+
+    return load_split("val")[: cfg.eval_items]
+
+
+def _reclor(cfg: BenchConfig):
+    train = _reclor_train(None)
     needed = cfg.train_steps * cfg.batch_size
     if needed > len(train):
         raise ValueError(f"train_steps × batch_size = {needed} questions, but ReClor train has {len(train)}")
-    val = load_split("val")
-    return train[:needed], val[: cfg.eval_items] if cfg.eval_items else val
+    return train[:needed], _reclor_val(cfg)
 
 
 def _train_ours(train, val, cfg: BenchConfig, rt, vocab_size: int, *, fields: str = "CQA", epochs: float = 1) -> dict:
@@ -484,13 +495,11 @@ def stage_quality(cfg: BenchConfig, rt) -> dict:
     budget (ReClor with ``quality_fields``, by default the options alone, whose biases a small
     encoder picks up), then a TOST equivalence test of their per-question val correctness with a
     margin of ``equivalence_margin`` points; "not comparable" where a run did not learn."""
-    from .data.reclor import load_split
     from .learning import final_loss
     from .models import model_config
     from .stats import paired_equivalence
 
-    train = [it for it in load_split("train") if it.label is not None][: cfg.quality_questions]
-    val = load_split("val")[: cfg.eval_items] if cfg.eval_items else load_split("val")
+    train, val = _reclor_train(cfg.quality_questions), _reclor_val(cfg)
     config = model_config(cfg.mc_model)
     what = dict(fields=cfg.quality_fields, epochs=cfg.quality_epochs)
     _log(f"▶ f. fine-tuning {cfg.mc_model} on {len(train)} ReClor questions ({cfg.quality_fields}) "
@@ -725,8 +734,7 @@ def stage_score(cfg: BenchConfig, rt) -> dict:
     """Stage b: the LogiQA chapter's option scores against lm-evaluation-harness's own ``logiqa``
     task on the same model object: the predictions of ``acc`` and ``acc_norm``, the harness's
     own per-document metrics, and the time of each."""
-    import numpy as np
-
+    from .baselines.option_lm import per_character
     from .models.lm import CausalLM
 
     items = _logiqa(cfg.lm_items)
@@ -736,8 +744,7 @@ def stage_score(cfg: BenchConfig, rt) -> dict:
     ours, ours_s = _our_scores(lm, items, cfg)
     _log("▶ b. the same with lm-evaluation-harness's logiqa task")
     logliks, metrics, harness_s = _harness_scores(lm, items, cfg, rt)
-    chars = np.array([[max(len(o), 1) for o in it.options] for it in items], dtype=float)
-    harness = {"sum": logliks, "per_char": logliks / chars}
+    harness = {"sum": logliks, "per_char": per_character(logliks, items)}
     reference = _scored(harness, harness_s, items)
     # the harness's own acc / acc_norm must be what its log-likelihoods give under our definitions
     reported = {m: 100 * float(v.mean()) for m, v in metrics.items()}
@@ -791,10 +798,9 @@ def cost_point(spec: dict) -> dict:
         seconds = (_our_scores(lm, items, cfg)[1] if spec["system"] == "ours"
                    else _harness_scores(lm, items, cfg, rt)[2])
         return {"seconds": seconds, "peak_rss_mb": peak_rss_mb()}
-    from .data.reclor import load_split
     from .models import load_tokenizer
 
-    train = [it for it in load_split("train") if it.label is not None][: spec["questions"]]
+    train = _reclor_train(spec["questions"])
     val = train[:1]  # the work timed is the training; one question keeps the evaluation negligible
     if spec.get("length"):
         cfg = replace(cfg, max_length=spec["length"])
@@ -1037,14 +1043,12 @@ def _training_rows(t: dict, add) -> None:
 
 def _quality_rows(q: dict, add) -> None:
     """Stage f's rows: whether both runs learned, their accuracies, and the equivalence verdict."""
-    from .learning import final_loss
-
     name = (f"f. quality: {q['model']} on ReClor ({q['fields']}), {q['train_questions']} questions × "
             f"{q['epochs']:g} epochs, ours vs {REFERENCES['trainer_tuned']}")
     k = q["options"]
     add(name, f"final training loss (learned: < {LEARNED_LOSS_SHARE:g} · ln {k} = "
         f"{LEARNED_LOSS_SHARE * math.log(k):.3f})",
-        f"{final_loss(q['ours']['losses']):.3f}", f"{final_loss(q['reference']['losses']):.3f}")
+        f"{q['ours']['final_loss']:.3f}", f"{q['reference']['final_loss']:.3f}")
     add(name, f"val accuracy %, 95% CI (learned: above {100 / k:g})", _interval(q["ours"]["accuracy"]),
         _interval(q["reference"]["accuracy"]))
     d = q["difference"]

@@ -20,9 +20,14 @@ def option_scores(lm, items: Sequence[MCItem], *, batch_size: int) -> dict[str, 
     summed log-likelihood of each option (its ``acc``), and ``"per_char"``, that sum divided by the
     option's length in characters, without the space that joins it to the prompt (its ``acc_norm``)."""
     contexts, continuations = lm_inputs(items)
-    scores = np.asarray(lm.loglik(contexts, continuations, batch_size=batch_size))
-    chars = np.array([max(len(o), 1) for it in items for o in it.options], dtype=float)
-    return {"sum": scores.reshape(len(items), -1), "per_char": (scores / chars).reshape(len(items), -1)}
+    scores = np.asarray(lm.loglik(contexts, continuations, batch_size=batch_size)).reshape(len(items), -1)
+    return {"sum": scores, "per_char": per_character(scores, items)}
+
+
+def per_character(scores: np.ndarray, items: Sequence[MCItem]) -> np.ndarray:
+    """(items × options) summed log-likelihoods divided by each option's length in characters,
+    without the space that joins it to the prompt: the harness's ``acc_norm`` scores."""
+    return scores / np.array([[max(len(o), 1) for o in it.options] for it in items], dtype=float)
 
 
 def option_logliks(model_name: str, items: Sequence[MCItem], rt: Runtime, *, batch_size: int) -> dict[str, np.ndarray]:
