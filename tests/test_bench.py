@@ -309,3 +309,26 @@ def test_markdown_names_each_stage_date_when_they_differ():
     assert "Measured:" not in bench.markdown(merged)
     assert "Measured: train d1; book d2." in bench.markdown(
         {**merged, "stages": ["train", "book"], "measured": {"train": "d1", "book": "d2"}})
+
+
+def _scoring_results(identical_bf16: int, identical_fp32: int) -> dict:
+    run = {"seconds": 10.0, "items_per_s": 10.0, "acc": 22.0, "acc_norm": 29.0}
+    return {"scoring": {
+        "model": "lm", "items": 100, "ours": run, "reference": {**run, "seconds": 30.0}, "speedup": 3.0,
+        "harness_reported": {"acc": 22.0, "acc_norm": 29.0}, "identical_predictions": identical_bf16,
+        "identical_predictions_norm": identical_bf16, "max_abs_loglik_difference": 0.5,
+        "fp32": {"identical_predictions": identical_fp32, "identical_predictions_norm": identical_fp32,
+                 "max_abs_loglik_difference": 1e-5},
+        "record": {"items": 2, "identical_predictions": 2, "max_abs_loglik_difference": 0.0, "speedup": 3.0,
+                   "harness_metrics": "m", "ours": {"seconds": 1.0, "em": 50.0, "f1": 50.0},
+                   "reference": {"seconds": 3.0, "em": 50.0, "f1": 50.0}}}}
+
+
+def test_scoring_rows_report_the_fp32_agreement_beside_bf16():
+    rows = {r["measure"]: r for r in bench.summary_rows(_scoring_results(97, 100))}
+    assert rows["identical predictions, acc"]["met"] == "no"
+    assert rows["identical predictions, acc, both in fp32"]["ours"] == "100/100"
+    assert rows["identical predictions, acc, both in fp32"]["met"] == "yes"
+    assert "in fp32: 100 and 100 of 100" in bench.headline(_scoring_results(97, 100))
+    rows = {r["measure"]: r for r in bench.summary_rows(_scoring_results(97, 99))}
+    assert rows["identical predictions, acc_norm, both in fp32"]["met"] == "no"

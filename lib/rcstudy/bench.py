@@ -16,7 +16,8 @@ b. **scoring**: zero-shot option scoring on LogiQA test with ``lm_model``: the L
    scorer (:func:`rcstudy.baselines.option_lm.option_scores`) against lm-evaluation-harness's
    own ``logiqa`` task (``HFLM`` over the same model object). Reported: whether the predictions
    of ``acc`` and ``acc_norm`` are identical, the largest log-likelihood difference, both
-   metrics as each reports them, and the time ratio.
+   metrics as each reports them, and the time ratio. Where the runtime is bf16, both scorers run
+   once more in fp32, where rounding cannot flip a near tie, for the agreement alone.
 c. **FLOP/s**: the matmul FLOPs of the training runs of (a), counted from the tensor shapes the
    model actually ran (forward + backward), per second of training, against this machine's best
    measured ``torch.matmul`` rate in the same dtype (the runtime's: bf16 on CUDA and on CPUs with
@@ -748,9 +749,28 @@ def stage_score(cfg: BenchConfig, rt) -> dict:
     reference = _scored(harness, harness_s, items)
     # the harness's own acc / acc_norm must be what its log-likelihoods give under our definitions
     reported = {m: 100 * float(v.mean()) for m, v in metrics.items()}
-    return {**facts, "ours": _scored(ours, ours_s, items), "reference": reference, "harness_reported": reported,
-            "speedup": harness_s / ours_s, **_agreement(ours, harness, items),
-            "record": _record_comparison(lm, cfg, rt)}
+    out = {**facts, "ours": _scored(ours, ours_s, items), "reference": reference, "harness_reported": reported,
+           "speedup": harness_s / ours_s, **_agreement(ours, harness, items),
+           "record": _record_comparison(lm, cfg, rt)}
+    if rt.bf16:
+        out["fp32"] = _fp32_agreement(cfg, rt, items)
+    return out
+
+
+def _fp32_agreement(cfg: BenchConfig, rt, items) -> dict:
+    """Both scorers again in fp32. Under bf16 the two round differently (other batches, other
+    kernels), so a near tie can flip; in fp32 the definitions alone decide: identical predictions
+    here show that a bf16 disagreement is rounding, not a difference in what is computed."""
+    from .baselines.option_lm import per_character
+    from .models.lm import CausalLM
+
+    with in_precision(rt, "fp32") as here:
+        lm = CausalLM.load(cfg.lm_model, here)
+        _log("▶ b. the LogiQA comparison again in fp32, ours then the harness's")
+        ours, ours_s = _our_scores(lm, items, cfg)
+        logliks, _, harness_s = _harness_scores(lm, items, cfg, here)
+    harness = {"sum": logliks, "per_char": per_character(logliks, items)}
+    return {"ours_seconds": ours_s, "reference_seconds": harness_s, **_agreement(ours, harness, items)}
 
 
 # --- g. cost curves: how time and memory grow with the work -------------------------------------
@@ -1091,6 +1111,11 @@ def summary_rows(results: dict) -> list[dict]:
             _yes(s["identical_predictions"] == s["items"]))
         add(name, "identical predictions, acc_norm", f"{s['identical_predictions_norm']}/{s['items']}", "", "", "all",
             _yes(s["identical_predictions_norm"] == s["items"]))
+        if fp32 := s.get("fp32"):
+            for metric, key in (("acc", "identical_predictions"), ("acc_norm", "identical_predictions_norm")):
+                add(name, f"identical predictions, {metric}, both in fp32", f"{fp32[key]}/{s['items']}",
+                    f"max |Δ log-lik| {fp32['max_abs_loglik_difference']:.1e}" if metric == "acc" else "", "", "all",
+                    _yes(fp32[key] == s["items"]))
         for metric in HARNESS_METRICS:
             add(name, f"{metric} % (reference: as the harness reports it)", f"{s['ours'][metric]:.1f}",
                 f"{s['harness_reported'][metric]:.1f}")
@@ -1131,6 +1156,14 @@ def summary_rows(results: dict) -> list[dict]:
     return rows
 
 
+def _fp32_clause(s: dict) -> str:
+    """The fp32 agreement of a scoring record, as a clause of the headline (none without it)."""
+    if not (fp32 := s.get("fp32")):
+        return ""
+    return (f" under bf16 (in fp32: {fp32['identical_predictions']} and {fp32['identical_predictions_norm']} "
+            f"of {s['items']})")
+
+
 def headline(results: dict) -> str:
     """The benchmark page's summary of a record, in words: the speed against the strongest
     ``Trainer`` (said plainly where ours is not faster), the quality verdict and the scoring."""
@@ -1150,7 +1183,8 @@ def headline(results: dict) -> str:
         parts.append(f"the LogiQA scorer ran {s['speedup']:.2f} times as fast as lm-evaluation-harness's `logiqa` "
                      f"task on {s['items']} questions, with the same `acc` prediction on "
                      f"{s['identical_predictions']} and the same `acc_norm` prediction on "
-                     f"{s['identical_predictions_norm']}, and {s['record']['speedup']:.2f} times as fast as its "
+                     f"{s['identical_predictions_norm']}{_fp32_clause(s)}, and {s['record']['speedup']:.2f} "
+                     f"times as fast as its "
                      f"`record` task on {s['record']['items']} ReCoRD queries, with the same prediction on "
                      f"{s['record']['identical_predictions']}")
     if not parts:
