@@ -83,8 +83,8 @@ def test_memoised_tokenisation_follows_the_text(rt):
 
 
 def _collate_to_256(collate):
-    def padded(encoded, pad_id, n_options=None):
-        batch = collate(encoded, pad_id, n_options)
+    def padded(encoded, pad_id, n_options=None, **kwargs):
+        batch = collate(encoded, pad_id, n_options, **kwargs)
         extra = PLAIN_LENGTH - batch["input_ids"].shape[-1]
         for key, value in (("input_ids", pad_id), ("attention_mask", 0), ("token_type_ids", 0)):
             batch[key] = F.pad(batch[key], (0, extra), value=value)

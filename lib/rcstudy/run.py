@@ -48,8 +48,8 @@ def toc_chapters(toc_path: Path = PROJECT_ROOT / "_toc.yml") -> list[str]:
 
 def load_params(chapter: str, profile: str, overrides: dict | None = None) -> dict:
     """What papermill injects into a chapter: ``profile``, the profile file's run keys and, for a
-    chapter with a ``Config``, the validated configuration's differences from its defaults
-    (nested like the config); for a page without one, its flat profile file with overrides on top.
+    chapter with a ``Config``, the validated configuration's differences from its defaults and
+    from the profile's values (nested like the config); for a page without one, its flat profile file with overrides on top.
     A :class:`ConfigError` names any unknown parameter or wrongly typed value. ``-p data=PATH``
     replaces the profile's data directory, as the parameters cell's ``data`` does."""
     values = config.read_profile(chapter, profile, PARAMS_DIR)
@@ -60,8 +60,11 @@ def load_params(chapter: str, profile: str, overrides: dict | None = None) -> di
     if cls is None:
         return {"profile": profile, **values, **overrides}
     cfg = cls.load(profile, overrides, params_dir=PARAMS_DIR)
-    return {"profile": profile, **{k: v for k, v in values.items() if k in config.RUN_KEYS},
-            **config.difference(cfg, cls())}
+    # The kernel reloads the profile and applies these on top: an override back to a default
+    # value the profile changes (full's epochs: null, -p ...epochs=1) must be injected too.
+    changed = config.merge(config.difference(cfg, cls()),
+                           config.difference(cfg, cls.load(profile, params_dir=PARAMS_DIR)))
+    return {"profile": profile, **{k: v for k, v in values.items() if k in config.RUN_KEYS}, **changed}
 
 
 def parse_overrides(pairs: list[str]) -> dict:

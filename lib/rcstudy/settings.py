@@ -43,6 +43,17 @@ def models_dir() -> Path:
     return _path_from_env("RCSTUDY_MODELS", cache_dir() / "models")
 
 
+#: A folder of architecture replicas (:mod:`rcstudy.models.replicas`): when set, every Hub id loads
+#: its tiny random replica from there instead of the Hub (tests run the full profile's code this way).
+REPLICAS_ENV = "RCSTUDY_REPLICAS"
+
+
+def replicas_dir() -> Path | None:
+    """``$RCSTUDY_REPLICAS`` (see :data:`REPLICAS_ENV`), or None: Hub ids are Hub ids."""
+    value = os.environ.get(REPLICAS_ENV)
+    return Path(value).expanduser().resolve() if value else None
+
+
 def refresh_requested() -> bool:
     """True when cached results must be recomputed (``rcstudy run --refresh``)."""
     return os.environ.get("RCSTUDY_REFRESH", "") not in ("", "0", "false", "no")

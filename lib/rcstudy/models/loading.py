@@ -43,8 +43,10 @@ def _tokenizer_source(name: str) -> str:
 
 def load_tokenizer(name: str):
     tok = load_or_explain(lambda: AutoTokenizer.from_pretrained(_tokenizer_source(name)), name)
-    if tok.pad_token is None:  # causal LMs: pad with EOS, padding is always masked out
-        tok.pad_token = tok.eos_token
+    if tok.pad_token is None:  # causal LMs: pad with EOS (GPT has none: UNK); padding is always masked out
+        tok.pad_token = tok.eos_token if tok.eos_token is not None else tok.unk_token
+    if tok.pad_token is None:
+        raise ModelUnavailable(f"the tokenizer of {name!r} has no pad, end-of-sequence or unknown token to pad with")
     return tok
 
 
@@ -78,7 +80,8 @@ class DecoderForMultipleChoice(nn.Module):
     Transformers has no multiple-choice class for these models. As the multiple-choice head of
     GPT-2's double-heads model does with its classification token, each option sequence is scored
     by a new linear layer on the hidden state of its last token, which in a causal model has seen
-    the whole sequence. Sequences are right-padded (:func:`rcstudy.models.mc.collate`).
+    the whole sequence. Sequences are padded on the tokenizer's side (:func:`rcstudy.models.mc.collate`);
+    positions count real tokens only, so a left-padded sequence scores as it would alone.
     """
 
     def __init__(self, backbone: nn.Module):
@@ -95,8 +98,11 @@ class DecoderForMultipleChoice(nn.Module):
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **_) -> MultipleChoiceModelOutput:
         B, O, L = input_ids.shape
         mask = attention_mask.view(B * O, L)
-        hidden = self.backbone(input_ids=input_ids.view(B * O, L), attention_mask=mask).last_hidden_state
-        last = hidden[torch.arange(B * O, device=hidden.device), mask.sum(-1) - 1]
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        hidden = self.backbone(input_ids=input_ids.view(B * O, L), attention_mask=mask,
+                               position_ids=positions).last_hidden_state
+        last_real = L - 1 - mask.flip(-1).argmax(-1)  # the last unmasked position, whichever side is padded
+        last = hidden[torch.arange(B * O, device=hidden.device), last_real]
         return MultipleChoiceModelOutput(logits=self.score(self.dropout(last)).view(B, O))
 
 

@@ -10,6 +10,7 @@ the items, the runtime's precision and this module's code, so chapters share the
 
 from __future__ import annotations
 
+import inspect
 import random
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence, TypeVar
@@ -78,20 +79,24 @@ def encode_item(tokenizer, item: MCItem, fields: str, max_length: int) -> list[d
     if key not in _encodings:
         out = []
         for a, b in option_pairs(item, fields):
+            # type ids always (XLNet's tokenizer leaves them out by default, its model reads them)
             if a is None:
-                enc = tokenizer(b, truncation=True, max_length=max_length)
+                enc = tokenizer(b, truncation=True, max_length=max_length, return_token_type_ids=True)
             else:
                 try:
-                    enc = tokenizer(a, b, truncation="only_first", max_length=max_length)
+                    enc = tokenizer(a, b, truncation="only_first", max_length=max_length, return_token_type_ids=True)
                 except Exception:  # question+option alone exceed max_length
-                    enc = tokenizer(a, b, truncation="longest_first", max_length=max_length)
+                    enc = tokenizer(a, b, truncation="longest_first", max_length=max_length,
+                                    return_token_type_ids=True)
             out.append({k: v for k, v in enc.items() if k in ("input_ids", "token_type_ids")})
         _encodings[key] = out
     return _encodings[key]
 
 
-def collate(encoded: list[list[dict]], pad_id: int, n_options: int | None = None) -> dict[str, torch.Tensor]:
-    """Pad a batch of encoded items to (B, n_options, longest sequence in the batch)."""
+def collate(encoded: list[list[dict]], pad_id: int, n_options: int | None = None,
+            padding_side: str = "right") -> dict[str, torch.Tensor]:
+    """Pad a batch of encoded items to (B, n_options, longest sequence in the batch), on the
+    tokenizer's side: XLNet pads left, its multiple-choice head reads the last position (``<cls>``)."""
     n_opt = n_options or max(len(e) for e in encoded)
     length = max(len(o["input_ids"]) for e in encoded for o in e)
     B = len(encoded)
@@ -99,16 +104,19 @@ def collate(encoded: list[list[dict]], pad_id: int, n_options: int | None = None
     attn = torch.zeros((B, n_opt, length), dtype=torch.long)
     types = torch.zeros((B, n_opt, length), dtype=torch.long)
     present = torch.zeros((B, n_opt), dtype=torch.bool)
+    if padding_side not in ("right", "left"):
+        raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
     for i, e in enumerate(encoded):
         for j, o in enumerate(e):
             n = len(o["input_ids"])
-            ids[i, j, :n] = torch.tensor(o["input_ids"])
-            attn[i, j, :n] = 1
+            span = slice(0, n) if padding_side == "right" else slice(length - n, length)
+            ids[i, j, span] = torch.tensor(o["input_ids"])
+            attn[i, j, span] = 1
             if "token_type_ids" in o:
-                types[i, j, :n] = torch.tensor(o["token_type_ids"])
+                types[i, j, span] = torch.tensor(o["token_type_ids"])
             present[i, j] = True
         for j in range(len(e), n_opt):  # a padded option: one pad token, masked out of the softmax
-            attn[i, j, 0] = 1
+            attn[i, j, 0 if padding_side == "right" else -1] = 1
     return {"input_ids": ids, "attention_mask": attn, "token_type_ids": types, "option_mask": present}
 
 
@@ -134,10 +142,18 @@ def length_batches(lengths: Sequence[int], batch_size: int, *, shuffle: bool, se
     return batches
 
 
+def reads_token_types(model) -> bool:
+    """Whether ``model`` reads segment ids: BERT's type embeddings or XLNet's relative segment
+    encoding (it has no ``type_vocab_size``); RoBERTa, DeBERTa-v3 (one type or none) and the
+    decoder heads do not."""
+    takes = "token_type_ids" in inspect.signature(model.forward).parameters
+    return takes and getattr(model.config, "type_vocab_size", 2) >= 2
+
+
 def _forward(model, batch: dict[str, torch.Tensor], rt: Runtime) -> torch.Tensor:
     inputs = {k: v.to(rt.device, non_blocking=True) for k, v in batch.items() if k != "option_mask"}
-    if "token_type_ids" in inputs and getattr(model.config, "type_vocab_size", 0) < 2:
-        inputs.pop("token_type_ids")  # RoBERTa-style models have a single segment type
+    if not reads_token_types(model):
+        inputs.pop("token_type_ids")
     with rt.autocast():
         logits = model(**inputs).logits.float()
     return logits.masked_fill(~batch["option_mask"].to(rt.device), MISSING_OPTION)
@@ -192,7 +208,8 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
             if done >= total_batches:
                 break
             next(steps)
-            batch = collate([encoded[i] for i in batch_idx], tokenizer.pad_token_id)
+            batch = collate([encoded[i] for i in batch_idx], tokenizer.pad_token_id,
+                            padding_side=tokenizer.padding_side)
             logits = _forward(model, batch, rt)
             loss = F.cross_entropy(logits, labels[batch_idx].to(rt.device)) / cfg.grad_accum
             loss.backward()
@@ -223,7 +240,7 @@ def predict(trained: TrainedMC, items: Sequence[MCItem], rt: Runtime) -> np.ndar
     with torch.inference_mode():
         for batch_idx in track(length_batches(lengths, cfg.eval_batch_size, shuffle=False),
                                desc=f"predict {cfg.model} ({len(items)} questions)", unit="batch"):
-            batch = collate([encoded[i] for i in batch_idx], tok.pad_token_id, n_opt)
+            batch = collate([encoded[i] for i in batch_idx], tok.pad_token_id, n_opt, padding_side=tok.padding_side)
             out[batch_idx] = _forward(trained.model, batch, rt).cpu().numpy()
     return out
 
@@ -305,10 +322,10 @@ def frozen_features(model_name: str, items: Sequence[MCItem], fields: str, rt: R
         lengths = [max(len(o["input_ids"]) for o in e) for e in encoded]
         with torch.inference_mode():
             for batch_idx in length_batches(lengths, max(1, batch_size // max(n_opt, 1)), shuffle=False):
-                batch = collate([encoded[i] for i in batch_idx], tok.pad_token_id, n_opt)
+                batch = collate([encoded[i] for i in batch_idx], tok.pad_token_id, n_opt, padding_side=tok.padding_side)
                 B, O, L = batch["input_ids"].shape
                 inputs = {k: v.view(B * O, L).to(rt.device) for k, v in batch.items() if k != "option_mask"}
-                if getattr(encoder.config, "type_vocab_size", 0) < 2:
+                if not reads_token_types(encoder):
                     inputs.pop("token_type_ids")
                 with rt.autocast():
                     hidden = encoder(**inputs).last_hidden_state.float()

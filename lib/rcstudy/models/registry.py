@@ -7,6 +7,8 @@ Three kinds of names:
   built from the offline tokenizers so they exercise the real code paths in seconds;
 * anything else is a HuggingFace Hub id (``roberta-large``, ``t5-base``): it loads from the
   local Hub cache, downloads when online, and fails fast with :class:`ModelUnavailable` offline.
+  With ``RCSTUDY_REPLICAS`` set, a Hub id (pinned or not) loads its tiny random architecture
+  replica from that folder instead (:mod:`.replicas`): the tests run the full profile that way.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ModelUnavailable
-from ..settings import models_dir
+from ..settings import REPLICAS_ENV, models_dir, replicas_dir
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -118,6 +120,9 @@ def hub_snapshot(name: str, *, offline: bool | None = None) -> str:
     from huggingface_hub.utils import LocalEntryNotFoundError
 
     repo, revision = split_revision(name)
+    replicas = replicas_dir()
+    if replicas is not None:
+        return replica_snapshot(replicas, repo)
     if offline is None:
         offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
     if not offline:
@@ -132,6 +137,17 @@ def hub_snapshot(name: str, *, offline: bool | None = None) -> str:
             f"offline (HF_HUB_OFFLINE=1). On a machine with network run `rcstudy run --online ...` "
             f"(or unset HF_HUB_OFFLINE), or pick an offline model."
         ) from None
+
+
+def replica_snapshot(directory: Path, repo: str) -> str:
+    """The architecture replica of Hub id ``repo`` under ``directory`` (:mod:`.replicas`)."""
+    from .replicas import replica_dir
+
+    path = replica_dir(directory, repo)
+    if not (path / "config.json").is_file():
+        raise ModelUnavailable(f"model {repo!r} has no architecture replica in {directory} ({REPLICAS_ENV}): "
+                               f"build it with rcstudy.models.replicas.build_replicas")
+    return str(path)
 
 
 def resolve(name: str) -> str:

@@ -1,0 +1,289 @@
+"""Architecture replicas: tiny random stand-ins for the full profile's Hub models, built offline.
+
+The full profile names paper-scale models by Hub id (``roberta-large@<sha>``, ``xlnet-large-cased``,
+``t5-large``, ...), which no offline machine can load. A replica has the same configuration class,
+the same pretraining model class (what the Hub checkpoint holds) and a tokenizer of the same class
+with the same special tokens, padding side and token-type behaviour, but a few layers of width 32,
+random weights, and a vocabulary trained (with ``tokenizers``) on the test fixtures' text. So the
+engines' architecture-dependent paths (XLNet's left padding and last-token summary, GPT's missing
+pad token, token type ids, encoder-decoder scoring and generation) run as they would on a GPU.
+
+``build_replicas(directory, names)`` writes one folder per Hub id; with ``RCSTUDY_REPLICAS`` set to
+that directory the registry resolves every Hub id to its replica (:func:`.registry.hub_snapshot`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+import string
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import torch
+import transformers
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+#: Every printable ASCII character is in each replica's vocabulary, as in the real ones, whatever the
+#: fixtures hold (MetaLogic's targets use ``$`` and ``|``); byte-level and byte-fallback models have all bytes.
+ALPHABET = sorted(set(string.printable) - set(string.whitespace))
+DIMS = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+VOCAB_SIZE = 2000  # or what the fixtures support: long enough pieces keep sequences short
+
+
+@dataclass(frozen=True)
+class Family:
+    """How a model family's replica is made: its config class (with the tiny sizes), the
+    pretraining class its Hub checkpoints hold, its tokenizer class and how the vocabulary is trained."""
+
+    config: str
+    model: str
+    tokenizer: str
+    vocab: str  # "wordpiece", "byte-bpe", "gpt-bpe", "unigram", "spm-bpe"
+    dims: dict = field(default_factory=dict)  # the tiny sizes, in the config class's own names
+    tokenizer_kwargs: dict = field(default_factory=dict)
+    special: tuple[str, ...] = ()  # the first entries of the vocabulary, in the real one's order
+
+
+BERT = dict(vocab="wordpiece", dims=DIMS, special=("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"))
+ROBERTA_SPECIAL = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
+T5 = dict(config="T5Config", model="T5ForConditionalGeneration", tokenizer="T5Tokenizer", vocab="unigram",
+          special=("<pad>", "</s>", "<unk>"))
+T5_DIMS = dict(d_model=32, d_kv=16, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=2)
+LLAMA = dict(model="LlamaForCausalLM", tokenizer="LlamaTokenizer", vocab="spm-bpe", special=("<unk>", "<s>", "</s>"))
+#: Qwen2.5's tokenizers carry a ChatML template (the real one adds a default system turn).
+CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+FAMILIES = {
+    "bert-uncased": Family("BertConfig", "BertForPreTraining", "BertTokenizer", **BERT),
+    "bert-cased": Family("BertConfig", "BertForPreTraining", "BertTokenizer", **BERT,
+                         tokenizer_kwargs=dict(do_lower_case=False)),
+    "roberta": Family("RobertaConfig", "RobertaForMaskedLM", "RobertaTokenizer", "byte-bpe",
+                      dims=dict(DIMS, max_position_embeddings=514, type_vocab_size=1), special=ROBERTA_SPECIAL),
+    "xlnet": Family("XLNetConfig", "XLNetLMHeadModel", "XLNetTokenizer", "unigram",
+                    dims=dict(d_model=32, n_layer=2, n_head=2, d_inner=64),
+                    special=("<unk>", "<s>", "</s>", "<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>")),
+    "deberta-v3": Family("DebertaV2Config", "DebertaV2ForMaskedLM", "DebertaV2Tokenizer", "unigram",
+                         dims=dict(DIMS, relative_attention=True, position_buckets=256, norm_rel_ebd="layer_norm",
+                                   share_att_key=True, pos_att_type=["p2c", "c2p"], max_relative_positions=-1,
+                                   position_biased_input=False, type_vocab_size=0),
+                         special=("[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]")),
+    "gpt2": Family("GPT2Config", "GPT2LMHeadModel", "GPT2Tokenizer", "byte-bpe",
+                   dims=dict(n_embd=32, n_layer=2, n_head=2, n_positions=1024), special=("<|endoftext|>",)),
+    "openai-gpt": Family("OpenAIGPTConfig", "OpenAIGPTLMHeadModel", "OpenAIGPTTokenizer", "gpt-bpe",
+                         dims=dict(n_embd=32, n_layer=2, n_head=2, n_positions=512), special=("<unk>",)),
+    "t5": Family(**T5, dims=T5_DIMS),
+    "flan-t5": Family(**T5, dims=dict(T5_DIMS, feed_forward_proj="gated-gelu", tie_word_embeddings=False)),
+    "qwen2": Family("Qwen2Config", "Qwen2ForCausalLM", "Qwen2Tokenizer", "byte-bpe",
+                    dims=dict(DIMS, num_key_value_heads=1, max_position_embeddings=4096, tie_word_embeddings=False),
+                    special=("<|endoftext|>", "<|im_start|>", "<|im_end|>"),
+                    tokenizer_kwargs=dict(chat_template=CHATML)),
+    "llama-2": Family("LlamaConfig", **LLAMA, dims=dict(DIMS, num_key_value_heads=2, max_position_embeddings=4096),
+                      tokenizer_kwargs=dict(add_bos_token=True, padding_side="right")),
+    "mistral": Family("MistralConfig", "MistralForCausalLM", "LlamaTokenizer", "spm-bpe",
+                      dims=dict(DIMS, num_key_value_heads=1, max_position_embeddings=4096, sliding_window=4096),
+                      special=LLAMA["special"], tokenizer_kwargs=dict(add_bos_token=True, padding_side="left")),
+}
+
+#: Which family a Hub id belongs to: the first pattern found in its name (without the revision).
+FAMILY_PATTERNS = [
+    (r"deberta-v3", "deberta-v3"), (r"roberta", "roberta"), (r"xlnet", "xlnet"), (r"bert-.*-cased", "bert-cased"),
+    (r"bert-", "bert-uncased"), (r"openai-gpt", "openai-gpt"), (r"gpt2", "gpt2"), (r"flan-t5", "flan-t5"),
+    (r"(^|/)t5-|unifiedqa", "t5"), (r"qwen2", "qwen2"), (r"llama-2|vicuna", "llama-2"), (r"mistral", "mistral"),
+]
+
+
+def family_of(name: str) -> str:
+    """The replica family of a Hub id (pinned or not); ValueError naming the known families otherwise."""
+    repo = name.partition("@")[0]
+    for pattern, family in FAMILY_PATTERNS:
+        if re.search(pattern, repo, re.IGNORECASE):
+            return family
+    raise ValueError(f"model {name!r} has no architecture replica; replicas exist for {', '.join(FAMILIES)}")
+
+
+def replica_dir(directory: Path, name: str) -> Path:
+    """Where the replica of Hub id ``name`` (with or without ``@revision``) lives under ``directory``."""
+    return Path(directory) / name.partition("@")[0].replace("/", "--")
+
+
+# --- tokenizers ------------------------------------------------------------------------------
+
+def _trained(model, pre_tokenizer, trainer, texts: Iterable[str], normalizer=None) -> Tokenizer:
+    tok = Tokenizer(model)
+    tok.pre_tokenizer = pre_tokenizer
+    if normalizer is not None:
+        tok.normalizer = normalizer
+    tok.train_from_iterator(texts, trainer)
+    return tok
+
+
+def _vocab_and_merges(tok: Tokenizer) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    model = json.loads(tok.to_str())["model"]
+    return model["vocab"], [tuple(m.split(" ") if isinstance(m, str) else m) for m in model["merges"]]
+
+
+def train_tokenizer(family: Family, texts: list[str]):
+    """A tokenizer of ``family``'s class whose vocabulary is trained on ``texts``."""
+    cls = getattr(transformers, family.tokenizer)
+    special = list(family.special)
+    if family.vocab == "wordpiece":
+        lower = family.tokenizer_kwargs.get("do_lower_case", True)
+        tok = _trained(models.WordPiece(unk_token="[UNK]"), pre_tokenizers.BertPreTokenizer(),
+                       trainers.WordPieceTrainer(vocab_size=VOCAB_SIZE, special_tokens=special,
+                                                 initial_alphabet=ALPHABET), texts,
+                       normalizers.BertNormalizer(lowercase=lower))
+        return cls(vocab=tok.get_vocab(), **family.tokenizer_kwargs)
+    if family.vocab == "byte-bpe":
+        tok = _trained(models.BPE(), pre_tokenizers.ByteLevel(add_prefix_space=False),
+                       trainers.BpeTrainer(vocab_size=VOCAB_SIZE, special_tokens=special,
+                                           initial_alphabet=pre_tokenizers.ByteLevel.alphabet()), texts)
+        vocab, merges = _vocab_and_merges(tok)
+        return cls(vocab=vocab, merges=merges, **family.tokenizer_kwargs)
+    if family.vocab == "gpt-bpe":
+        tok = _trained(models.BPE(unk_token="<unk>", end_of_word_suffix="</w>"), pre_tokenizers.BertPreTokenizer(),
+                       trainers.BpeTrainer(vocab_size=VOCAB_SIZE, special_tokens=special, end_of_word_suffix="</w>",
+                                           initial_alphabet=ALPHABET),
+                       texts, normalizers.BertNormalizer(lowercase=True))
+        vocab, merges = _vocab_and_merges(tok)
+        return cls(vocab=vocab, merges=merges, **family.tokenizer_kwargs)
+    if family.vocab == "unigram":  # SentencePiece unigram (XLNet, T5 with its 100 sentinels, DeBERTa-v3)
+        unk = "<unk>" if "<unk>" in special else "[UNK]"
+        tok = _trained(models.Unigram(), pre_tokenizers.Metaspace(),
+                       trainers.UnigramTrainer(vocab_size=VOCAB_SIZE, special_tokens=special, initial_alphabet=ALPHABET,
+                                               unk_token=unk), texts)
+        pieces = [tuple(p) for p in json.loads(tok.to_str())["model"]["vocab"]]
+        kwargs = dict(family.tokenizer_kwargs)
+        if family.tokenizer != "T5Tokenizer":  # T5's unknown piece is found by name
+            kwargs["unk_id"] = [p for p, _ in pieces].index(unk)
+        return cls(vocab=pieces, **kwargs)
+    if family.vocab == "spm-bpe":  # SentencePiece BPE with byte fallback (Llama, Mistral)
+        byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+        tok = _trained(models.BPE(unk_token="<unk>", byte_fallback=True), pre_tokenizers.Metaspace(),
+                       trainers.BpeTrainer(vocab_size=VOCAB_SIZE + 256, special_tokens=special + byte_tokens), texts)
+        vocab, merges = _vocab_and_merges(tok)
+        return cls(vocab=vocab, merges=merges, **family.tokenizer_kwargs)
+    raise ValueError(f"unknown vocabulary kind {family.vocab!r}")
+
+
+# --- models ----------------------------------------------------------------------------------
+
+def tiny_config(family: Family, tokenizer):
+    """``family``'s configuration class with the tiny sizes and the tokenizer's special token ids."""
+    cls = getattr(transformers, family.config)
+    ids = {k: getattr(tokenizer, f"{k}_id") for k in ("pad_token", "bos_token", "eos_token")}
+    ids = {f"{k}_id": v for k, v in ids.items() if v is not None}
+    if family.config == "T5Config":
+        ids["decoder_start_token_id"] = tokenizer.pad_token_id
+    return cls(vocab_size=len(tokenizer), **family.dims, **ids)
+
+
+def build_replica(name: str, target: Path, texts: list[str], seed: int = 0) -> Path:
+    """Write the replica of Hub id ``name`` into ``target`` (a ``save_pretrained`` folder)."""
+    family = FAMILIES[family_of(name)]
+    tokenizer = train_tokenizer(family, texts)
+    config = tiny_config(family, tokenizer)
+    torch.manual_seed(seed)
+    model = getattr(transformers, family.model)(config)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
+    try:  # complete or absent: a half-written folder would pass for a replica
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def fixture_texts(data_dir: Path) -> list[str]:
+    """Every line of text under ``data_dir`` (the test fixtures): the corpus replica vocabularies learn."""
+    return [line for path in sorted(Path(data_dir).rglob("*")) if path.is_file()
+            for line in path.read_text(encoding="utf-8", errors="ignore").splitlines() if line.strip()]
+
+
+def build_replicas(directory: Path, names: Iterable[str], texts: list[str]) -> dict[str, Path]:
+    """The replica of every Hub id in ``names`` under ``directory``, each built once (reused after)."""
+    out = {}
+    for name in names:
+        target = replica_dir(directory, name)
+        if not (target / "config.json").is_file():
+            build_replica(name, target, texts)
+        out[name] = target
+    return out
+
+
+# --- the replica run of a chapter's full profile ---------------------------------------------------
+
+#: What a replica run changes in each chapter's full profile: sizes only (seeds, epochs and steps,
+#: token lengths, layer widths, decoded lengths, subsamples), never a mode, method, fold count or
+#: model name (the registry maps Hub ids to replicas; :func:`replica_overrides` swaps offline models).
+REPLICA_SIZES: dict[str, dict] = {
+    "reclor": {
+        "seeds": [1], "encoder.finetune.epochs": 1.0, "encoder.finetune.max_length": 64,
+        "fasttext.dim": 16, "bilstm": {"emb_dim": 16, "hidden": 8, "epochs": 1, "max_len": 64},
+        "tokens.min_freq": 2, "sizes": {"train_questions": {"A": 16, "QA": 16, "CQA": 16}, "option_only_questions": 20},
+    },
+    "logiqa": {
+        "readers": {"seeds": [0], "epochs": 1, "hidden": 8, "max_passage": 60},
+        "encoder": {"seeds": [0], "epochs": 1.0, "max_length": 64}, "transfer.source_epochs": 1.0,
+    },
+    "rule": {
+        "seeds": [0], "encoder": {"epochs": 1.0, "max_length": 64, "train_questions": 16, "sample_mains": 3},
+        "seq2seq": {"epochs": 1, "max_length": 64},
+        "lm": {"sample_mains": 3, "max_length": 128, "cot_max_new_tokens": 8},
+        "analyses.length_bins": 2,
+    },
+    "record": {
+        "seeds": [0], "ranker.max_length": 128, "asreader": {"emb": 16, "hidden": 16, "vocab_size": 1000, "epochs": 1},
+        "docqa": {"emb": 8, "char_filters": 4, "hidden": 8, "vocab_size": 1000, "epochs": 1},
+        "extractor": {"max_length": 128, "stride": 32, "epochs": 1.0},
+    },
+    "metalogic": {
+        "seq2seq": {"seeds": [1], "epochs": 1.0, "max_src_len": 128, "max_tgt_len": 64, "evaluations": 2,
+                    "n_dev": 2, "checkpoint_every": 1},
+        "decoding": {"infer_max_src_len": 128, "gen_max_len": 16}, "fewshot": {"n": 2, "max_new_tokens": 8},
+        "scale.ratios": [0.5, 1.0], "error_analysis.n": 3,
+    },
+}
+
+
+#: Offline models of the full profile and their tiny random twins (same architecture and tokenizer):
+#: SmolLM2-135M is real weights, and generating with it would take most of a replica run.
+OFFLINE_REPLICAS = {"smollm2-135m": "tiny-llama"}
+
+
+def replica_overrides(chapter: str) -> dict:
+    """The overrides that turn ``chapter``'s full profile into its replica run: :data:`REPLICA_SIZES`,
+    and every offline model it names replaced by its twin (:data:`OFFLINE_REPLICAS`)."""
+    from ..config import as_dict, config_class
+
+    if chapter not in REPLICA_SIZES:
+        raise ValueError(f"no replica run for chapter {chapter!r}; chapters: {', '.join(REPLICA_SIZES)}")
+    overrides = copy.deepcopy(REPLICA_SIZES[chapter])  # callers may merge into its sections
+
+    def walk(values: dict, prefix: str = "") -> None:
+        for key, value in values.items():
+            if isinstance(value, dict):
+                walk(value, f"{prefix}{key}.")
+            elif isinstance(value, str) and value in OFFLINE_REPLICAS:
+                overrides[prefix + key] = OFFLINE_REPLICAS[value]
+            elif isinstance(value, list) and set(value) & set(OFFLINE_REPLICAS):
+                overrides[prefix + key] = [OFFLINE_REPLICAS.get(v, v) for v in value]
+
+    walk(as_dict(config_class(chapter).load("full")))
+    return overrides
+
+
+def full_profile_hub_models(chapter: str) -> list[str]:
+    """The Hub ids ``chapter``'s full profile names (each needs a replica)."""
+    from ..book import hub_models
+    from ..config import as_dict, config_class
+
+    return hub_models(as_dict(config_class(chapter).load("full", replica_overrides(chapter))))
