@@ -163,14 +163,18 @@ def kfold(n: int, k: int, seed: int) -> list[np.ndarray]:
     return [np.sort(held) for _, held in KFold(n_splits=k, shuffle=True, random_state=seed).split(np.arange(n))]
 
 
+def fold_items(items: Sequence[MCItem], fold: np.ndarray) -> tuple[list[MCItem], list[MCItem]]:
+    """(the items outside ``fold``, the items of ``fold``): one round of cross-fitting."""
+    held = set(fold.tolist())
+    return [it for i, it in enumerate(items) if i not in held], [items[i] for i in fold]
+
+
 def cross_fit(items: Sequence[MCItem], folds: Sequence[np.ndarray],
               fit_predict: Callable[[list[MCItem], list[MCItem]], np.ndarray]) -> np.ndarray:
     """Out-of-fold scores: for each fold, ``fit_predict(other folds, this fold)``; rows in item order."""
     out = None
     for fold in folds:
-        held = set(fold.tolist())
-        train = [it for i, it in enumerate(items) if i not in held]
-        scores = np.asarray(fit_predict(train, [items[i] for i in fold]))
+        scores = np.asarray(fit_predict(*fold_items(items, fold)))
         if out is None:
             out = np.full((len(items), scores.shape[1]), np.nan, dtype=np.float64)
         out[fold] = scores

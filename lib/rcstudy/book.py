@@ -14,7 +14,8 @@ from .run import PROFILES, load_params, toc_chapters
 
 
 def datasets_table() -> pd.DataFrame:
-    """The data directory's layout, whether each file is present here, and where it comes from."""
+    """The data directory's layout, whether each file is present here, where it comes from, and the
+    public Hub copy a chapter can read instead (:mod:`rcstudy.data.hub`)."""
     rows = []
     for d in DATASETS.values():
         folder = dataset_dir(d.name)
@@ -26,6 +27,7 @@ def datasets_table() -> pd.DataFrame:
             "present here": f"{len(present)}/{len(d.files)}" if d.files else ("yes" if folder.is_dir() else "no"),
             "source": d.source,
             "licence": d.licence,
+            "Hub copy (data source hub)": d.hub.repo if d.hub else "none",
         })
     return pd.DataFrame(rows).set_index("dataset")
 

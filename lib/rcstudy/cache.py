@@ -29,6 +29,7 @@ import json
 import os
 import tempfile
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
@@ -193,6 +194,10 @@ def entry_path(name: str, key: dict) -> Path:
     return cache_dir() / "results" / name / f"{fingerprint(key)}.npz"
 
 
+#: Results this process computed through :func:`cached` because no usable entry held them, by entry name.
+misses: Counter[str] = Counter()
+
+
 class CacheWarning(UserWarning):
     """An unreadable cache entry, which is recomputed (or retrained) and overwritten."""
 
@@ -266,6 +271,7 @@ def cached(name: str, params: dict, compute: Callable[[], T], *, data_files: Ite
         result = read_entry(path)
         if result is not MISSING:
             return result
+    misses[name] += 1
     result = compute()
     write_entry(path, result, name)
     atomic_write_bytes(path.with_suffix(".json"), json.dumps(key, indent=1, default=str).encode())

@@ -1,4 +1,4 @@
-"""Command line: ``python -m rcstudy run|build|check|params|chapters|bench``."""
+"""Command line: ``python -m rcstudy run|build|check|params|plan|chapters|bench``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import __version__, bench, run
 from .config import ConfigError
+from .plan import GPUS
 
 
 
@@ -47,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="allow HuggingFace Hub downloads (default: HF_HUB_OFFLINE=1)")
         p.add_argument("--root", type=Path, default=None,
                        help="book root to publish into (default: the project; tests use a temporary one)")
+        p.add_argument("--cluster", default=None, metavar="local|ADDRESS",
+                       help="first run the chapters' heavy jobs in parallel on a Dask cluster (local: one started "
+                            "here; else a scheduler address such as tcp://host:8786), whose workers share "
+                            "RCSTUDY_CACHE; then the notebooks, which find the results cached")
 
     formatter = _DefaultsFormatter
     add_run_options(sub.add_parser("run", formatter_class=formatter,
@@ -65,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     params.add_argument("chapter")
     params.add_argument("--profile", choices=run.PROFILES, default=None,
                         help="show this profile's values (default: the defaults)")
+    plan = sub.add_parser("plan", formatter_class=formatter,
+                          help="list a chapter's training and scoring jobs with their FLOPs and GPU hours")
+    plan.add_argument("chapter")
+    add_profile_options(plan)
+    plan.set_defaults(profile="full")
+    plan.add_argument("--gpu", default="h100", help=f"the GPU the hours are estimated for: {', '.join(GPUS)}")
     sub.add_parser("chapters", help="list the chapters in book order")
     bench.add_arguments(sub.add_parser("bench", formatter_class=formatter,
                                        help="time the engines against HF Trainer and lm-evaluation-harness"))
@@ -77,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "params":
         return show_params(args.chapter, args.profile)
+    if args.command == "plan":
+        return show_plan(args.chapter, args.profile, args.gpu, args.param)
+    if getattr(args, "cluster", None) and args.refresh:
+        return error("--refresh cannot go with --cluster: the notebooks would compute again what the cluster "
+                     "computed; empty the results cache (RCSTUDY_CACHE) instead")
     in_book = run.toc_chapters()
     chapters = getattr(args, "chapters", None) or [c for c in in_book if (run.CHAPTERS_DIR / f"{c}.md").exists()]
     unknown = [c for c in chapters if c not in in_book]
@@ -101,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     run.prepare_book_root(root)
     if not (args.command == "build" and args.no_run):
         results = run.run_chapters(chapters, args.profile, overrides, online=args.online,
-                                   refresh=args.refresh, root=root, skip_unchanged=args.command == "build")
+                                   refresh=args.refresh, root=root, skip_unchanged=args.command == "build",
+                                   cluster=args.cluster)
         failed = [r for r in results if not r.ok]
         if failed:
             for r in failed:
@@ -132,3 +149,31 @@ def show_params(chapter: str, profile: str | None) -> int:
         value = "" if r["value"] == "" else f" = {r['value']!r}"
         print(f"  {r['name']:<{width}}  {r['type']:<{types}}{value}  — {r['description']}")
     return 0
+
+
+def show_plan(chapter: str, profile: str, gpu: str, params: list[str]) -> int:
+    """Print a chapter's jobs with their FLOPs and estimated hours on ``gpu``, and the totals."""
+    import pandas as pd
+
+    from . import plan as planning
+    from .errors import RcstudyError
+
+    try:
+        table = planning.plan(chapter, profile, gpu, run.parse_overrides(params))
+    except (planning.PlanError, ConfigError, RcstudyError) as e:
+        return error(str(e).splitlines()[0])
+    shown = table.drop(columns="note").astype({"seed": object, "fold": object}).fillna({"seed": "", "fold": ""})
+    with pd.option_context("display.max_rows", None, "display.width", 200):
+        print(shown.to_string(float_format=lambda x: f"{x:.3g}", na_rep="n/a"))
+    for name, note in table["note"].items():
+        if note:
+            print(f"  {name}: {note}")
+    unknown = int(table["PFLOPs"].isna().sum())
+    if unknown == len(table):
+        print(f"\ntotal: {len(table)} job(s), of unknown size")
+    else:
+        print(f"\ntotal: {len(table)} jobs, {table['PFLOPs'].sum():.3g} PFLOPs, {table['GPU hours'].sum():.3g} GPU hours "
+              f"on {gpu}" + (f" ({unknown} job(s) of unknown size not counted)" if unknown else ""))
+    print(planning.describe_plan(table))
+    return 0
+

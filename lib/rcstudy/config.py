@@ -310,6 +310,11 @@ class ChapterConfig:
     #: The datasets the chapter reads (``rcstudy.data.registry`` names): checked before a run.
     datasets: ClassVar[tuple[str, ...]] = ()
 
+    def data_sources(self) -> dict[str, str]:
+        """The data source of each dataset this configuration reads from elsewhere than the folder
+        (:mod:`rcstudy.data.hub`); the others come from ``$RCSTUDY_DATA``."""
+        return {}
+
     @classmethod
     def load(cls, profile: str = DEFAULT_PROFILE, overrides: Mapping[str, Any] | None = None, *,
              params_dir: Path | None = None):

@@ -35,3 +35,7 @@ class DataFormatError(RcstudyError, ValueError):
 
 class ModelUnavailable(RcstudyError):
     """A model name cannot be resolved to weights on this machine."""
+
+
+class DatasetUnavailable(RcstudyError):
+    """A data source (a Hub copy of a dataset) cannot be read on this machine."""

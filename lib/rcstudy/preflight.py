@@ -4,15 +4,18 @@ Each problem is one line naming the chapter and what to do. Models: every model 
 configuration names resolves — an offline or tiny model, a from-scratch baseline, or a Hub id in
 the local Hugging Face cache (with ``--online``, a Hub id is taken on trust: only the Hub can say).
 Data: every dataset the chapter declares (``Config.datasets``) has its files and parses through
-its loader, so a malformed file stops the run with the loader's located error.
+its loader, so a malformed file stops the run with the loader's located error; a dataset the
+configuration reads from a Hub copy (``Config.data_sources``) is read from there, which fails
+at once offline when the copy is not in the local cache.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Callable
+from typing import Callable, Mapping
 
-from .errors import DataFileMissing, ModelUnavailable, RcstudyError
+from .data.hub import FOLDER
+from .errors import DataFileMissing, DatasetUnavailable, ModelUnavailable, RcstudyError
 
 
 def _reclor():
@@ -21,12 +24,12 @@ def _reclor():
     reclor.load_all()
 
 
-def _logiqa():
+def _logiqa(source: str = FOLDER):
     from .data import logiqa
 
-    for lang in ("en", "zh"):
+    for lang in ("en", "zh") if source == FOLDER else ("en",):  # the Hub copy is English only
         for split in ("eval", "test"):
-            logiqa.load_logiqa(split, lang)
+            logiqa.load_logiqa(split, lang, source=source)
 
 
 def _logiqa2():
@@ -50,36 +53,43 @@ def _rule():
     rule.load_prompts()
 
 
-def _record():
+def _record(source: str = FOLDER):
     from .data import record
 
-    record.load_record()
+    record.load_record(source=source)
 
 
-#: How to read each dataset in full (every split the chapters use).
-DATASET_CHECKS: dict[str, Callable[[], None]] = {
+#: How to read each dataset in full (every split the chapters use); those a chapter can read from
+#: a Hub copy take the source.
+DATASET_CHECKS: dict[str, Callable[..., None]] = {
     "reclor": _reclor, "logiqa": _logiqa, "logiqa2": _logiqa2, "metalogic": _metalogic, "rule": _rule,
     "record": _record,
 }
 
 
-def data_problems(datasets: tuple[str, ...], checked: dict[str, list[str]] | None = None) -> list[str]:
-    """One line per dataset that is missing or does not parse (``checked`` remembers the datasets
-    already read in this preflight: chapters share them)."""
+def data_problems(datasets: tuple[str, ...], checked: dict[str, list[str]] | None = None,
+                  sources: Mapping[str, str] | None = None) -> list[str]:
+    """One line per dataset that is missing or does not parse, from the folder or from the source
+    ``sources`` names for it (``checked`` remembers the datasets already read in this preflight:
+    chapters share them)."""
     checked = {} if checked is None else checked
-    for name in datasets:
-        if name in checked:
+    sources = sources or {}
+    keys = [name if name not in sources else f"{name} ({sources[name]})" for name in datasets]
+    for name, key in zip(datasets, keys):
+        if key in checked:
             continue
-        problems = checked[name] = []
+        problems = checked[key] = []
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # subsampled copies (the fixtures) warn about their size
-                DATASET_CHECKS[name]()
+                DATASET_CHECKS[name](*([sources[name]] if name in sources else []))
         except DataFileMissing as e:
             problems.append(f"{name}: missing data file {e.path} ({e.hint})")
+        except DatasetUnavailable as e:  # its message starts with the dataset's name
+            problems.append(str(e))
         except RcstudyError as e:
             problems.append(f"{name}: {e}")
-    return [p for name in datasets for p in checked[name]]
+    return [p for key in keys for p in checked[key]]
 
 
 def model_problems(names: list[str], *, online: bool) -> list[str]:
@@ -103,4 +113,4 @@ def chapter_problems(cls, cfg, *, online: bool, checked: dict[str, list[str]] | 
     from .config import as_dict
 
     return (model_problems(hub_models(as_dict(cfg)), online=online)
-            + data_problems(getattr(cls, "datasets", ()), checked))
+            + data_problems(getattr(cls, "datasets", ()), checked, cfg.data_sources()))

@@ -369,8 +369,12 @@ def recover_book(root: Path) -> None:
 
 def run_chapters(chapters: list[str], profile: str, overrides: dict | None = None, *,
                  online: bool = False, refresh: bool = False, root: Path | None = None,
-                 skip_unchanged: bool = False) -> list[ChapterResult]:
+                 skip_unchanged: bool = False, cluster: str | None = None) -> list[ChapterResult]:
     """Execute ``chapters`` in order (see :func:`execute_chapter`) and publish all or nothing.
+
+    With ``cluster`` (a Dask scheduler's address, or ``"local"`` for a local cluster), the
+    chapters' heavy jobs first run in parallel on its workers (:func:`rcstudy.cluster.fan_out_chapters`),
+    filling the results cache the notebooks then read.
 
     Every chapter's parameters are validated first: if any is wrong, nothing runs. The chapters run
     in a staged copy of the book (:func:`open_staging`); only when every one of them succeeded does
@@ -383,6 +387,10 @@ def run_chapters(chapters: list[str], profile: str, overrides: dict | None = Non
         return [ChapterResult(p.partition(":")[0], False, 0.0, p) for p in problems]
     os.environ[config.CHECKED_ENV] = "1"  # the kernels need not check again (Config.from_notebook)
     aimed = overrides_by_chapter(chapters, overrides or {})
+    if cluster:
+        from .cluster import fan_out_chapters
+
+        fan_out_chapters(chapters, profile, aimed, cluster)
     stage = open_staging(root)
     os.environ["RCSTUDY_BOOK_ROOT"] = str(stage)
     os.environ.pop("RCSTUDY_EXPORTS", None)  # exports go to the staged book, published with it

@@ -38,7 +38,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import DataFormatError
+from ..errors import DataFormatError, DatasetUnavailable
+from . import hub
 from .io import (UniqueKeys, check_type, iter_jsonl, optional_fields, read_text, require_all_or_none,
                  require_fields, require_index, require_items)
 from .records import MCItem
@@ -159,17 +160,64 @@ def parse_logiqa_txt(path: Path, *, split: str, lang: str, label_mode: str = "la
     return items
 
 
-def has_split(split: str, lang: str = "en") -> bool:
-    """Whether the data directory has this LogiQA 1.0 file (Train.txt is often absent)."""
+def read_hub_split(src: hub.Source, split: str) -> list[MCItem]:
+    """One split of LogiQA 1.0's Hub copy (``context, query, options, correct_option``), with the
+    official blocks' checks: four non-empty options, an answer index 0-3, no repeated question.
+
+    The copy's options are read as the option texts in printed order, their labels already removed
+    by the copy's conversion: the 19 Test blocks printed out of order (see the module notes) cannot
+    be put back in label order, both label modes read them as the copy holds them, and ``meta``
+    has no printed labels.
+    """
+    path = Path(src.where(split))
+    blocks = UniqueKeys(path, "block")
+    items = []
+    for row, obj in enumerate(hub.rows(src, split), start=1):
+        require_fields(obj, {"context": str, "query": str, "options": list, "correct_option": (int, str)},
+                       path, line=row)
+        answer = obj["correct_option"]
+        if isinstance(answer, str) and answer.strip().isdigit():
+            answer = int(answer)
+        require_index(answer, 4, path, what="correct_option", line=row)
+        options = obj["options"]
+        if len(options) != 4 or not all(isinstance(o, str) and o.strip() for o in options):
+            raise DataFormatError(path, f"expected 4 non-empty option strings, got {options!r:.80}", line=row)
+        for what, text in (("paragraph", obj["context"]), ("question", obj["query"])):
+            if not text.strip():
+                raise DataFormatError(path, f"the {what} is empty", line=row)
+        texts = tuple(x.strip() for x in (obj["context"], obj["query"], *options))
+        blocks.add(texts, f"line {row}", line=row, shown="(the same paragraph, question and options)")
+        items.append(MCItem(
+            id=f"en-{split}-{row - 1}", context=texts[0], question=texts[1], options=texts[2:], label=answer,
+            meta={"lang": "en", "split": split, "block": row - 1, "line": row, "answer_letter": "abcd"[answer],
+                  "raw_labels": (None,) * 4, "reordered": False, "permuted": False, "unlabelled": ()},
+        ))
+    return list(require_items(items, path, "questions"))
+
+
+def has_split(split: str, lang: str = "en", source: str = hub.FOLDER) -> bool:
+    """Whether the source has this LogiQA 1.0 split (the folder's Train.txt is often absent; the Hub
+    copy is English only)."""
+    if hub.resolve("logiqa", source) is not None:
+        return lang == "en" and split in hub.copy_of("logiqa").splits
     return (dataset_dir("logiqa") / FILES[(lang, split)]).is_file()
 
 
-def load_logiqa(split: str, lang: str = "en", label_mode: str = "label") -> list[MCItem]:
-    """One LogiQA 1.0 split (``train``/``eval``/``test``) in English or Chinese."""
+def load_logiqa(split: str, lang: str = "en", label_mode: str = "label", source: str = hub.FOLDER) -> list[MCItem]:
+    """One LogiQA 1.0 split (``train``/``eval``/``test``) in English or Chinese, from the folder or
+    another ``source`` (:mod:`rcstudy.data.hub`)."""
     if split not in SPLITS or lang not in LANGS:
         raise ValueError(f"split must be one of {SPLITS} and lang one of {LANGS}; got {split!r}, {lang!r}")
-    return parse_logiqa_txt(dataset_file("logiqa", FILES[(lang, split)]), split=split, lang=lang,
-                            label_mode=label_mode)
+    if label_mode not in LABEL_MODES:
+        raise ValueError(f"label_mode must be one of {LABEL_MODES}, got {label_mode!r}")
+    src = hub.resolve("logiqa", source)
+    if src is None:
+        return parse_logiqa_txt(dataset_file("logiqa", FILES[(lang, split)]), split=split, lang=lang,
+                                label_mode=label_mode)
+    if lang != "en":
+        raise DatasetUnavailable(f"logiqa: the Hub copy {src.copy.repo} is English only; read the Chinese "
+                                 f"files {FILES[(lang, split)]} from the folder (data source 'folder')")
+    return read_hub_split(src, split)
 
 
 def logiqa_path(split: str, lang: str = "en") -> Path:
@@ -345,12 +393,16 @@ class TrainingSet:
     files: list[Path] = field(default_factory=list)
 
 
-def training_set(lang: str = "en", *, threshold: float = 0.3) -> TrainingSet:
-    """The official ``Train.txt`` where present; otherwise LogiQA 2.0 dev+test without every item
-    whose paragraph duplicates (exactly or nearly) a LogiQA 1.0 Eval or Test paragraph.
+def training_set(lang: str = "en", *, threshold: float = 0.3, source: str = hub.FOLDER) -> TrainingSet:
+    """The official ``Train.txt`` where present (the Hub copy has it); otherwise LogiQA 2.0 dev+test
+    without every item whose paragraph duplicates (exactly or nearly) a LogiQA 1.0 Eval or Test paragraph.
 
     LogiQA 2.0 is English only, so Chinese training needs ``zh_train.txt``.
     """
+    src = hub.resolve("logiqa", source)
+    if src is not None and lang == "en":
+        return TrainingSet(load_logiqa("train", lang, source=source), f"LogiQA 1.0 Train ({src.describe()})",
+                           files=hub.files(src, ["train"]))
     if has_split("train", lang):
         return TrainingSet(load_logiqa("train", lang), f"LogiQA 1.0 {FILES[(lang, 'train')]}",
                            files=[logiqa_path("train", lang)])

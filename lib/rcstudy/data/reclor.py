@@ -31,11 +31,12 @@ from __future__ import annotations
 import re
 import warnings
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from ..errors import DataFormatError
+from . import hub
 from .io import UniqueKeys, iter_jsonl, read_json, require_all_or_none, require_fields, require_items
 from .records import MCItem
 from .registry import dataset_dir, dataset_file
@@ -125,10 +126,18 @@ def read_split_file(path: Path | str, labelled: bool | None = None) -> list[MCIt
     path = Path(path)
     if labelled is None:
         labelled = not path.name.startswith("test")
+    return parse_records(_records(path), path, labelled)
+
+
+def parse_records(records: Iterable[tuple[int | None, str | None, Any]], path: Path | str,
+                  labelled: bool) -> list[MCItem]:
+    """Validate ``(line, item name, object)`` records of one split (a file's, or a Hub copy's rows with
+    ``path`` naming the copy and ``line`` the row) into items."""
+    path = Path(path)
     items: list[MCItem] = []
     ids = UniqueKeys(path, "id_string")
     present: dict[str, list[tuple[bool, dict]]] = {"label": [], "question_type": []}
-    for k, (line, name, obj) in enumerate(_records(path)):
+    for k, (line, name, obj) in enumerate(records):
         where = {"line": line, "item": name}
         if not isinstance(obj, dict):
             raise DataFormatError(path, f"expected a JSON object, got {type(obj).__name__}", **where)
@@ -168,9 +177,17 @@ def _side_map(path: Path, split: str | None = None) -> dict[str, Any]:
     return data
 
 
-def load_split(split: str, *, labels_file: Path | str | None = None, types_file: Path | str | None = None,
-               limit: int | None = None) -> list[MCItem]:
-    """One split from ``$RCSTUDY_DATA/reclor``, with question types attached where known.
+def read_hub_split(src: hub.Source, split: str) -> list[MCItem]:
+    """One split of a Hub copy (rows in the official JSON fields), checked as the official files are."""
+    rows = hub.rows(src, split)
+    return parse_records(((k, row.get("id_string"), row) for k, row in enumerate(rows, start=1)),
+                         src.where(split), labelled=split != "test")
+
+
+def load_split(split: str, *, source: str = hub.FOLDER, labels_file: Path | str | None = None,
+               types_file: Path | str | None = None, limit: int | None = None) -> list[MCItem]:
+    """One split from ``$RCSTUDY_DATA/reclor`` (or another ``source``, see :mod:`rcstudy.data.hub`),
+    with question types attached where known.
 
     Types come from the item itself, else ``types_file`` (``{id_string: type}``), else
     ``question_types.json`` when present. ``labels_file`` supplies labels the split file lacks
@@ -178,8 +195,12 @@ def load_split(split: str, *, labels_file: Path | str | None = None, types_file:
     """
     if split not in SPLITS:
         raise ValueError(f"unknown ReClor split {split!r}; choose one of {', '.join(SPLITS)}")
-    path = dataset_file(DATASET, f"{split}.json")
-    items = read_split_file(path, labelled=split != "test")
+    src = hub.resolve(DATASET, source)
+    if src is None:
+        path = dataset_file(DATASET, f"{split}.json")
+        items = read_split_file(path, labelled=split != "test")
+    else:
+        path, items = Path(src.where(split)), read_hub_split(src, split)
     if len(items) != EXPECTED_SIZES[split]:
         warnings.warn(f"{path}: {len(items)} items, the official {split} split has {EXPECTED_SIZES[split]}",
                       SplitSizeWarning, stacklevel=2)
@@ -206,9 +227,12 @@ def load_split(split: str, *, labels_file: Path | str | None = None, types_file:
     return out[:limit] if limit else out
 
 
-def load_all(**kwargs) -> dict[str, list[MCItem]]:
-    """Train, val and test (``kwargs`` go to :func:`load_split` for the test split)."""
-    return {s: load_split(s, **(kwargs if s == "test" else {})) for s in SPLITS}
+def load_all(source: str = hub.FOLDER, **kwargs) -> dict[str, list[MCItem]]:
+    """Train, val and test, or the splits the ``source`` has (``kwargs`` go to :func:`load_split`
+    for the test split)."""
+    src = hub.resolve(DATASET, source)
+    splits = SPLITS if src is None else tuple(s for s in SPLITS if s in src.copy.splits)
+    return {s: load_split(s, source=source, **(kwargs if s == "test" else {})) for s in splits}
 
 
 def leaderboard_array(items: Sequence[MCItem], predictions: Sequence[int] | np.ndarray) -> np.ndarray:

@@ -35,6 +35,7 @@ from typing import Iterable
 
 from ..errors import DataFileMissing, DataFormatError
 from ..settings import data_dir
+from . import hub
 from .io import UniqueKeys, iter_jsonl, optional_fields, read_json, read_text, require_fields, require_items
 from .records import ClozeQuery, Entity
 
@@ -339,11 +340,54 @@ def load_explorer(path: Path, source: str = "explorer") -> list[ClozeQuery]:
     return list(require_items(out, path, "example pages"))
 
 
+def read_hub_split(src: hub.Source, split: str) -> list[ClozeQuery]:
+    """One split of SuperGLUE's ReCoRD on the Hub: a row per query (see the registry for its columns).
+
+    The rows carry SuperGLUE's passages and ids, so the queries equal those :func:`load_superglue`
+    reads from ``val.jsonl``/``train.jsonl``, except that the copy lists each gold answer's text
+    only: every entity mention with a gold text counts as an answer span.
+    """
+    path = Path(src.where(split))
+    labelled = split != "test"
+    out, query_ids = [], UniqueKeys(path, "query idx")
+    for row, obj in enumerate(hub.rows(src, split), start=1):
+        require_fields(obj, {"idx": dict}, path, line=row)
+        require_fields(obj["idx"], {"passage": int, "query": int}, path, line=row)
+        qid = str(obj["idx"]["query"])
+        require_fields(obj, {"passage": str, "query": str, "entity_spans": dict, "answers": list}, path,
+                       line=row, item=qid)
+        spans = obj["entity_spans"]
+        require_fields(spans, {"text": list, "start": list, "end": list}, path, line=row, item=qid)
+        if not len(spans["text"]) == len(spans["start"]) == len(spans["end"]):
+            raise DataFormatError(path, "entity_spans' text, start and end lists differ in length", line=row, item=qid)
+        raw = obj["passage"]
+        # the copy's ends are exclusive; the checks take the files' inclusive ends
+        ents = _spans(raw, [(s, e - 1) for s, e in zip(spans["start"], spans["end"])], path, row, qid, "entity")
+        for k, (text, (s, e)) in enumerate(zip(spans["text"], ents)):
+            if raw[s:e] != text:
+                raise DataFormatError(path, f"entity {k}: text {text!r:.40} differs from the passage text "
+                                            f"{raw[s:e]!r:.40} at its span ({s}, {e - 1})", line=row, item=qid)
+        texts = set(spans["text"])
+        for k, a in enumerate(obj["answers"]):
+            if not isinstance(a, str) or a not in texts:
+                raise DataFormatError(path, f"answer {k} {a!r:.40} is none of the passage's entities",
+                                      line=row, item=qid)
+        if labelled and not obj["answers"]:
+            raise DataFormatError(path, "no answer (this split is labelled)", line=row, item=qid)
+        query_ids.add(obj["idx"]["query"], f"line {row}", line=row, item=qid)
+        gold = set(obj["answers"])
+        answers = [(raw[s:e], (s, e)) for s, e in sorted(ents) if raw[s:e] in gold]
+        out.append(_build(f"superglue:{qid}", raw, render_passage(raw), ents, _query(obj["query"], path, row, qid),
+                          answers, "superglue", {"passage_id": str(obj["idx"]["passage"]), "news_source": "",
+                                                 "file": path.name}))
+    return list(require_items(out, path, "queries"))
+
+
 # --------------------------------------------------------------------------- the data folder
 
 @dataclass(frozen=True)
 class SourceFile:
-    source: str  # official | superglue | fewglue | clues | explorer
+    source: str  # official | superglue | fewglue | clues | explorer | hub
     role: str  # train | eval | test (test: answers hidden)
     path: Path
 
@@ -442,19 +486,30 @@ class RecordData:
         return [f.path for f in self.files]
 
 
-def load_record(root: Path | None = None) -> RecordData:
-    """Load, deduplicate and split everything :func:`discover` finds.
+def load_record(root: Path | None = None, source: str = hub.FOLDER) -> RecordData:
+    """Load, deduplicate and split everything :func:`discover` finds (or the splits of another
+    ``source``, see :mod:`rcstudy.data.hub`).
 
     Train queries whose passage also appears in the evaluation set are dropped, so that the
     evaluation is on unseen passages (the official splits share no passage).
     """
-    root = Path(root) if root is not None else record_dir()
-    files = discover(root)
-    pooled, read = [], {}
-    for f in files:
-        qs = [replace(q, meta={**q.meta, "role": f.role}) for q in load_file(f.path, f.source)]
-        read[str(f.path.relative_to(root))] = len(qs)
-        pooled += qs
+    src = hub.resolve("record", source)
+    pooled, read, files = [], {}, []
+    if src is not None:
+        for role in ("train", "eval", "test"):  # the copy's splits, named as the roles here
+            qs = [replace(q, meta={**q.meta, "role": role}) for q in read_hub_split(src, role)]
+            shards = hub.files(src, [role])  # one Arrow file per split unless it is very large
+            for f in shards:
+                files.append(SourceFile("hub", role, f))
+                read[src.where(role) + (f" {f.name}" if len(shards) > 1 else "")] = hub.rows_in(f)
+            pooled += qs
+    else:
+        root = Path(root) if root is not None else record_dir()
+        files = discover(root)
+        for f in files:
+            qs = [replace(q, meta={**q.meta, "role": f.role}) for q in load_file(f.path, f.source)]
+            read[str(f.path.relative_to(root))] = len(qs)
+            pooled += qs
     # CLUES' nested training files repeat queries, and the subsets overlap each other; a query in
     # both an evaluation and a training file stays in the evaluation set
     roles = ("eval", "test", "train")
@@ -463,7 +518,7 @@ def load_record(root: Path | None = None) -> RecordData:
     eval_passages = {passage_key(q) for q in split["eval"]}
     train = [q for q in split["train"] if passage_key(q) not in eval_passages]
     return RecordData(
-        mode="official" if any(f.source in FULL_SOURCES for f in files) else "local subsets",
+        mode="official" if src is not None or any(f.source in FULL_SOURCES for f in files) else "local subsets",
         train=train, eval=split["eval"], test=split["test"], files=files, read=read,
         duplicates=duplicates, train_dropped_for_overlap=len(split["train"]) - len(train),
     )

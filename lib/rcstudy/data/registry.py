@@ -2,6 +2,8 @@
 
 ``RCSTUDY_DATA`` (default ``data/``) holds one folder per dataset, exactly as laid out below.
 The introduction of the book and the README render this table; nothing else hard-codes paths.
+Where a dataset has a public copy on the Hugging Face Hub in plain data files (no loading
+script), :class:`HubCopy` records it: :mod:`rcstudy.data.hub` reads it through ``datasets``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,25 @@ from ..settings import data_dir
 
 
 @dataclass(frozen=True)
+class HubCopy:
+    """A public copy of a dataset on the Hugging Face Hub, as plain data files.
+
+    ``revision`` pins the branch that holds plain files (the Hub's automatic Parquet export
+    ``refs/convert/parquet`` where the repository itself has a loading script, which
+    ``datasets`` no longer runs); ``data_dir`` is the dataset's folder in that branch;
+    ``splits`` maps the book's split names to the copy's.
+    """
+
+    repo: str
+    splits: dict[str, str]
+    columns: str  # the copy's column layout, in words
+    licence: str
+    revision: str | None = None
+    data_dir: str | None = None
+    notes: str = ""
+
+
+@dataclass(frozen=True)
 class DatasetInfo:
     name: str
     folder: str
@@ -21,6 +42,7 @@ class DatasetInfo:
     source: str  # public release the files come from
     licence: str
     notes: str = ""
+    hub: HubCopy | None = None  # None: no public Hub copy in plain files is known
 
 
 DATASETS: dict[str, DatasetInfo] = {
@@ -32,33 +54,56 @@ DATASETS: dict[str, DatasetInfo] = {
             "non-commercial research only",
             "JSON arrays of {context, question, answers[4], label, id_string}; test has no labels. "
             "question_types.json maps id_string to the 17 question types of Table 3.",
+            HubCopy("metaeval/reclor", {"train": "train", "val": "validation"},
+                    "the official JSON files (train.json, val.json): context, question, answers[4], label, id_string",
+                    "other (the ReClor terms: non-commercial research only)",
+                    notes="no test split (its test.json was deleted from the repository); "
+                          "question types come from the folder's question_types.json when present"),
         ),
         DatasetInfo(
             "logiqa", "logiqa", ("Eval.txt", "Test.txt", "zh_eval.txt", "zh_test.txt"),
             "https://github.com/lgw863/LogiQA-dataset", "none stated",
             "Blank-line separated blocks: answer letter, context, question, four labelled options. "
             "Train.txt / zh_train.txt are used when present.",
+            HubCopy("lucasmccabe/logiqa", {"train": "train", "eval": "validation", "test": "test"},
+                    "context, query, options[4] (label letters removed), correct_option (index 0-3)",
+                    "none stated (as the release)", revision="refs/convert/parquet", data_dir="default",
+                    notes="English only, with Train (7,376 questions); the repository is a loading script over "
+                          "the release's txt files, so the Hub's Parquet export of it is read. Its options are "
+                          "taken in printed order: the 19 Test blocks printed out of order are not reordered"),
         ),
         DatasetInfo(
             "logiqa2", "logiqa2", ("dev.txt", "test.txt"),
             "https://github.com/csitfun/LogiQA2.0 (logiqa/DATA/LOGIQA)", "non-commercial research only",
-            "JSON Lines with text, question, options, answer, type (reasoning-type flags).",
+            "JSON Lines with text, question, options, answer, type (reasoning-type flags). "
+            "A Parquet copy exists (baber/logiqa2, with train), but its type column is a string whose format "
+            "could not be checked against the release, so it is not read.",
         ),
         DatasetInfo(
             "metalogic", "metalogic", ("metalogic_train.json", "metalogic_dev.json", "metalogic_test.json"),
             "https://github.com/tencent-ailab/MetaLogic", "MIT",
-            "JSON Lines despite the .json suffix; one metagraph-annotated ReClor item per line.",
+            "JSON Lines despite the .json suffix; one metagraph-annotated ReClor item per line. "
+            "No public Hub copy was found.",
         ),
         DatasetInfo(
             "rule", "rule", ("mainq.jsonl", "subq_all.jsonl", "prompts.json"),
             "https://github.com/nii-cl/rule", "none stated",
-            "Main questions are ReClor train items; subq_split_{1..5}.jsonl are the released splits.",
+            "Main questions are ReClor train items; subq_split_{1..5}.jsonl are the released splits. "
+            "No public Hub copy was found.",
         ),
         DatasetInfo(
             "record", "record", (),
             "https://sheng-z.github.io/ReCoRD-explorer/ (official); SuperGLUE; FewGLUE; microsoft/CLUES",
             "ReCoRD: research use (news articles); FewGLUE and CLUES: MIT",
             "Any of: official train.json/dev.json, SuperGLUE train.jsonl/val.jsonl, fewglue/, clues/, explorer/.",
+            HubCopy("aps/super_glue", {"train": "train", "eval": "validation", "test": "test"},
+                    "one row per query: passage (raw, with @highlight markers), query, entities (distinct texts), "
+                    "entity_spans {text, start, end (exclusive)} sorted by start, answers (distinct texts, "
+                    "sorted; none in test), idx {passage, query}",
+                    "other (ReCoRD: research use of news articles)", revision="refs/convert/parquet",
+                    data_dir="record",
+                    notes="SuperGLUE's release (100,730 / 10,000 / 10,000 queries); the copy drops the news source "
+                          "and the answers' spans, so every mention of a gold text counts as an answer span"),
         ),
     ]
 }

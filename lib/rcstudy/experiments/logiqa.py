@@ -27,16 +27,18 @@ from ..baselines import lexical
 from ..baselines.option_lm import option_logliks
 from ..baselines.readers import READERS, ReaderConfig, train_reader_cached
 from ..cache import file_checksum
-from ..config import ChapterConfig, param, section
+from ..config import ChapterConfig, ConfigError, param, section
+from ..data import hub
 from ..data import logiqa as lq
 from ..data import reclor
 from ..data.records import MCItem
 from ..errors import DataFileMissing
+from ..jobs import Job, mc_tokens, option_tokens
 from ..models import mc
 from ..models.registry import split_revision
 from ..models.sequential import finetune_stages_predict
 from ..papers.logiqa import TYPE_NAMES
-from ..prompts.logiqa import ABLATION_FIELDS, ablation_items
+from ..prompts.logiqa import ABLATION_FIELDS, ablation_items, lm_inputs
 from ..report import ChapterResults, ClaimLog, paper_vs_ours
 from ..runtime import Runtime
 from ..stats import Interval, MeanSD, bootstrap_ci, mean_sd, paired_difference
@@ -64,6 +66,14 @@ class Dataset:
     languages: tuple[Literal["en", "zh"], ...] = param(("en", "zh"), "LogiQA 1.0 languages read (Chinese: rule-based rows)")
     dedup_threshold: float = param(0.3, "TF-IDF cosine of paragraphs: LogiQA 2.0 items at or above it are dropped")
     match_threshold: float = param(0.5, "TF-IDF cosine of whole items: LogiQA 2.0 type labels for LogiQA 1.0 test items")
+    source: str = param(hub.FOLDER, "where LogiQA 1.0 comes from: folder ($RCSTUDY_DATA/logiqa), hub (the public "
+                                    "copy, English only, with Train) or a directory in the copy's layout")
+
+    def __post_init__(self):
+        hub.check_source("logiqa", self.source)
+        if self.source != hub.FOLDER and "zh" in self.languages:
+            raise ConfigError(f"dataset.source={self.source}: the Hub copy of LogiQA is English only; "
+                              f"set dataset.languages=[en]")
 
 
 @dataclass(frozen=True)
@@ -160,6 +170,9 @@ class Config(ChapterConfig):
                                             "partial inputs the encoder is retrained with (Figure 3)")
     transfer: Transfer = section(Transfer, "transfer from ReClor (Table 4)")
 
+    def data_sources(self) -> dict[str, str]:
+        return {"logiqa": self.dataset.source} if self.dataset.source != hub.FOLDER else {}
+
 
 def key(lang: str, split: str) -> str:
     return f"{lang}-{split}"
@@ -186,12 +199,13 @@ class LogiQAData:
 
 def load_data(dataset: Dataset) -> LogiQAData:
     splits, position, files = {}, {}, []
+    src = hub.resolve("logiqa", dataset.source)
     for lang in dataset.languages:
         for split in ("eval", "test"):
-            splits[key(lang, split)] = lq.load_logiqa(split, lang)
-            position[key(lang, split)] = lq.load_logiqa(split, lang, label_mode="position")
-            files.append(lq.logiqa_path(split, lang))
-    train = lq.training_set("en", threshold=dataset.dedup_threshold)
+            splits[key(lang, split)] = lq.load_logiqa(split, lang, source=dataset.source)
+            position[key(lang, split)] = lq.load_logiqa(split, lang, label_mode="position", source=dataset.source)
+            files += [lq.logiqa_path(split, lang)] if src is None else hub.files(src, [split])
+    train = lq.training_set("en", threshold=dataset.dedup_threshold, source=dataset.source)
     logiqa2 = lq.load_logiqa2("dev") + lq.load_logiqa2("test")
     files += [lq.logiqa2_path("dev"), lq.logiqa2_path("test")]
     return LogiQAData(splits, position, train, logiqa2, sorted(set(files + train.files)))
@@ -388,15 +402,24 @@ def majority_system(data: LogiQAData) -> Predictions:
                        {k: np.full((1, len(v)), top) for k, v in data.splits.items()})
 
 
-def reader_systems(data: LogiQAData, readers: Readers, sample_seed: int, device: str = "cpu") -> list[Predictions]:
-    """The from-scratch readers, trained on (a sample of) the training set, early-stopped on
-    English Eval, evaluated on English Eval and Test."""
-    train = sampling.draw(data.train.items, readers.n_train, sample_seed)
+def reader_train_items(data: LogiQAData, readers: Readers, sample_seed: int) -> list[MCItem]:
+    return sampling.draw(data.train.items, readers.n_train, sample_seed)
+
+
+def reader_run(data: LogiQAData, readers: Readers, name: str, seed: int, sample_seed: int, device: str):
+    """One from-scratch reader and seed, trained on (a sample of) the training set, early-stopped
+    on English Eval, evaluated on English Eval and Test (cached)."""
     dev, test = data.splits["en-eval"], data.splits["en-test"]
+    return train_reader_cached(readers.config(name, seed), reader_train_items(data, readers, sample_seed), dev,
+                               {"en-eval": dev, "en-test": test}, device)
+
+
+def reader_systems(data: LogiQAData, readers: Readers, sample_seed: int, device: str = "cpu") -> list[Predictions]:
+    """The from-scratch readers (:func:`reader_run`), every seed."""
+    train = reader_train_items(data, readers, sample_seed)
     out = []
     for name in readers.names:
-        runs = [train_reader_cached(readers.config(name, s), train, dev, {"en-eval": dev, "en-test": test}, device)
-                for s in readers.seeds]
+        runs = [reader_run(data, readers, name, s, sample_seed, device) for s in readers.seeds]
         preds = {k: np.stack([r.logits[k].argmax(1) for r in runs]) for k in ("en-eval", "en-test")}
         out.append(Predictions(READERS[name][0], "Deep learning (re-impl.)", f"{len(train)} training questions",
                                preds, {"dev_curves": [r.dev_accuracy for r in runs],
@@ -416,19 +439,43 @@ def eval_positions(data: LogiQAData, sizes: Sizes) -> dict[str, np.ndarray]:
             "test-sub": sampling.draw_positions(len(data.splits["en-test"]), sizes.n_test_sub, sizes.seed + 1)}
 
 
+def encoder_eval_sets(data: LogiQAData, sizes: Sizes) -> dict[str, list[MCItem]]:
+    pos = eval_positions(data, sizes)
+    return {k: [data.splits[k][i] for i in pos[k]] for k in ("en-eval", "en-test")}
+
+
+def encoder_run(data: LogiQAData, encoder: Encoder, sizes: Sizes, seed: int, rt: Runtime) -> dict[str, np.ndarray]:
+    """One seed of the fine-tuned encoder: logits on the Eval sample and Test, and its losses (cached)."""
+    return mc.finetune_and_predict(encoder.mc(seed), encoder_train_items(data, encoder, sizes),
+                                   encoder_eval_sets(data, sizes), rt)
+
+
 def plm_system(data: LogiQAData, encoder: Encoder, sizes: Sizes, rt: Runtime) -> Predictions:
     """The fine-tuned encoder (the paper's BERT/RoBERTa rows) on Eval (sample) and Test."""
     train = encoder_train_items(data, encoder, sizes)
     pos = eval_positions(data, sizes)
-    sets = {k: [data.splits[k][i] for i in pos[k]] for k in ("en-eval", "en-test")}
+    sets = encoder_eval_sets(data, sizes)
     preds, losses = {k: [] for k in sets}, []
     for seed in encoder.seeds:
-        out = mc.finetune_and_predict(encoder.mc(seed), train, sets, rt)
+        out = encoder_run(data, encoder, sizes, seed, rt)
         for k in sets:
             preds[k].append(full_length(out[k].argmax(1), pos[k], len(data.splits[k])))
         losses.append(out["losses"])
     return Predictions(encoder.model, "Pre-trained (fine-tuned)", f"{len(train)} training questions",
                        {k: np.stack(v) for k, v in preds.items()}, {"losses": losses})
+
+
+def ablation_sets(data: LogiQAData, encoder: Encoder, sizes: Sizes, name: str) -> tuple[list[MCItem], list[MCItem]]:
+    """The training items and the Test sample of one ablation, with its partial input."""
+    test = data.splits["en-test"]
+    sub = [test[i] for i in eval_positions(data, sizes)["test-sub"]]
+    return ablation_items(encoder_train_items(data, encoder, sizes), name), ablation_items(sub, name)
+
+
+def ablation_run(data: LogiQAData, encoder: Encoder, sizes: Sizes, name: str, seed: int, rt: Runtime) -> dict[str, np.ndarray]:
+    """One ablation and seed: retrained with partial input, logits on the Test sample (cached)."""
+    train, sub = ablation_sets(data, encoder, sizes, name)
+    return mc.finetune_and_predict(encoder.mc(seed, ABLATION_FIELDS[name]), train, {"en-test": sub}, rt)
 
 
 def ablation_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Predictions, ablations: Sequence[str],
@@ -437,17 +484,13 @@ def ablation_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Pre
 
     The full-input bar is the main model restricted to the same sample.
     """
-    train = encoder_train_items(data, encoder, sizes)
     pos = eval_positions(data, sizes)["test-sub"]
-    test = data.splits["en-test"]
-    sub = [test[i] for i in pos]
-    n = len(test)
+    n = len(data.splits["en-test"])
     out = [Predictions("full input", main.category, main.trained_on, {"en-test": restrict(main.preds["en-test"], pos)})]
     for name in ablations:
         preds, losses = [], []
         for seed in encoder.seeds:
-            res = mc.finetune_and_predict(encoder.mc(seed, ABLATION_FIELDS[name]), ablation_items(train, name),
-                                          {"en-test": ablation_items(sub, name)}, rt)
+            res = ablation_run(data, encoder, sizes, name, seed, rt)
             preds.append(full_length(res["en-test"].argmax(1), pos, n))
             losses.append(res["losses"])
         out.append(Predictions(name, "Ablation", main.trained_on, {"en-test": np.stack(preds)}, {"losses": losses}))
@@ -462,20 +505,17 @@ def transfer_systems(data: LogiQAData, encoder: Encoder, transfer: Transfer, siz
     stage of LogiQA is the Table 3 model, so the LogiQA-only row is ``main`` on those samples."""
     target = encoder_train_items(data, encoder, sizes)
     pos = eval_positions(data, sizes)
-    sets = {"en-eval": [data.splits["en-eval"][i] for i in pos["en-eval"]],
-            "en-test": [data.splits["en-test"][i] for i in pos["test-sub"]]}
+    sets = transfer_eval_sets(data, sizes)
     where = {"en-eval": pos["en-eval"], "en-test": pos["test-sub"]}
     m = encoder.model
     out = [Predictions(f"{m}_LogiQA", "Transfer", f"{len(target)} LogiQA",
                        {k: restrict(main.preds[k], where[k]) for k in sets})]
-    rows = {f"{m}_{source_name}": ([source], f"{len(source)} {source_name}")}
-    if transfer.then_logiqa:
-        rows[f"{m}_{source_name} → LogiQA"] = ([source, target], f"{len(source)} {source_name}, then {len(target)} LogiQA")
-    for name, (stages, trained_on) in rows.items():
+    names = [f"{m}_{source_name}", f"{m}_{source_name} → LogiQA"]
+    trained = [f"{len(source)} {source_name}", f"{len(source)} {source_name}, then {len(target)} LogiQA"]
+    for name, trained_on, stages in zip(names, trained, transfer_row_stages(source, target, transfer.then_logiqa)):
         preds, losses = {k: [] for k in sets}, []
         for seed in encoder.seeds:
-            cfgs = [transfer.source_mc(encoder, seed), encoder.mc(seed)][:len(stages)]
-            res = finetune_stages_predict(stages, sets, cfgs, rt)
+            res = transfer_run(data, encoder, transfer, sizes, stages, seed, rt)
             for k in sets:
                 preds[k].append(full_length(res[k].argmax(1), where[k], len(data.splits[k])))
             losses.append(res["losses"][-1])  # the last stage's: what the row's model learned last
@@ -484,14 +524,40 @@ def transfer_systems(data: LogiQAData, encoder: Encoder, transfer: Transfer, siz
     return out
 
 
+def transfer_row_stages(source: Sequence[MCItem], target: Sequence[MCItem], then_logiqa: bool) -> list[list[Sequence[MCItem]]]:
+    """Table 4's trained rows, each as the item sets it is fine-tuned on in turn: the source alone,
+    then (``then_logiqa``) the source and LogiQA."""
+    return [[source], [source, target]] if then_logiqa else [[source]]
+
+
+def transfer_eval_sets(data: LogiQAData, sizes: Sizes) -> dict[str, list[MCItem]]:
+    """Table 4's evaluation sets: the Eval sample and the Test sample."""
+    pos = eval_positions(data, sizes)
+    return {"en-eval": [data.splits["en-eval"][i] for i in pos["en-eval"]],
+            "en-test": [data.splits["en-test"][i] for i in pos["test-sub"]]}
+
+
+def transfer_run(data: LogiQAData, encoder: Encoder, transfer: Transfer, sizes: Sizes,
+                 stages: Sequence[Sequence[MCItem]], seed: int, rt: Runtime) -> dict[str, np.ndarray]:
+    """One Table 4 row and seed: the encoder fine-tuned on each stage in turn (the source with
+    ``transfer``'s settings, LogiQA with the encoder's), scored on the Eval and Test samples (cached)."""
+    cfgs = [transfer.source_mc(encoder, seed), encoder.mc(seed)][:len(stages)]
+    return finetune_stages_predict(stages, transfer_eval_sets(data, sizes), cfgs, rt)
+
+
+def lm_items(data: LogiQAData, lm: LM, sizes: Sizes) -> tuple[np.ndarray, list[MCItem]]:
+    """The Test positions the zero-shot LM scores, and those items."""
+    pos = sampling.draw_positions(len(data.splits["en-test"]), lm.n_test, sizes.seed + 1)
+    return pos, [data.splits["en-test"][i] for i in pos]
+
+
 def lm_system(data: LogiQAData, lm: LM, sizes: Sizes, rt: Runtime) -> Predictions:
     """Zero-shot log-likelihood scoring with a causal LM on Test (all of it, or ``lm.n_test``
     questions): each option is scored as the continuation of the paragraph and question. The row
     is the harness's ``acc`` (summed log-likelihood); ``extra["acc_norm"]`` holds the predictions
     of its ``acc_norm`` (log-likelihood per character of the option)."""
     n = len(data.splits["en-test"])
-    pos = sampling.draw_positions(n, lm.n_test, sizes.seed + 1)
-    items = [data.splits["en-test"][i] for i in pos]
+    pos, items = lm_items(data, lm, sizes)
     out = option_logliks(lm.model, items, rt, batch_size=lm.batch_size)
     return Predictions(f"{lm.model} (zero-shot LL)", "Zero-shot LM", "no LogiQA training",
                        {"en-test": full_length(out["sum"].argmax(1), pos, n)[None, :]},
@@ -1150,6 +1216,7 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
     diag = split_diagnostics(data)
     tables = {"logiqa_splits": diag.round(1)}
     facts = paper_facts() | data_facts(data, diag)
+    facts["logiqa_data_source"] = Markdown(hub.describe("logiqa", cfg.dataset.source))
     more, f = training_data(data, cfg.dataset.dedup_threshold)
     tables |= more
     facts |= f
@@ -1204,3 +1271,94 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
         paper_length=papers.table(P, "Table 5").loc["RoBERTa"].to_numpy(),
         overlap_points=overlap_points, paper_overlap=paper_overlap, type_accuracy=type_accuracy(cfg, t7),
         losses={x.name: x.extra["losses"] for x in s.everything if x.extra.get("losses")})
+
+
+# --------------------------------------------------------------------------------------------
+# Jobs: the heavy computations of :func:`run`, one by one (:mod:`rcstudy.jobs`)
+
+
+_job_data: dict[tuple, LogiQAData] = {}
+
+
+def job_data(dataset: Dataset) -> LogiQAData:
+    """:func:`load_data`, read once per process and data directory (a worker runs many jobs)."""
+    from ..settings import data_dir
+
+    memo_key = (dataset, str(data_dir()))
+    if memo_key not in _job_data:
+        _job_data[memo_key] = load_data(dataset)
+    return _job_data[memo_key]
+
+
+def transfer_stages(cfg: Config, data: LogiQAData) -> list[list[Sequence[MCItem]]]:
+    """:func:`transfer_row_stages` of the chapter's source and LogiQA items; none without ReClor."""
+    try:
+        source = reclor_source(cfg.transfer, cfg.sizes.seed)
+    except DataFileMissing:
+        return []
+    return transfer_row_stages(source, encoder_train_items(data, cfg.encoder, cfg.sizes), cfg.transfer.then_logiqa)
+
+
+def reader_job(cfg: Config, rt: Runtime, name: str, seed: int) -> None:
+    reader_run(job_data(cfg.dataset), cfg.readers, name, seed, cfg.sizes.seed, str(rt.device))
+
+
+def encoder_job(cfg: Config, rt: Runtime, model: str, seed: int) -> None:
+    encoder_run(job_data(cfg.dataset), replace(cfg.encoder, model=model), cfg.sizes, seed, rt)
+
+
+def ablation_job(cfg: Config, rt: Runtime, name: str, seed: int) -> None:
+    ablation_run(job_data(cfg.dataset), cfg.encoder, cfg.sizes, name, seed, rt)
+
+
+def transfer_job(cfg: Config, rt: Runtime, row: int, seed: int) -> None:
+    data = job_data(cfg.dataset)
+    transfer_run(data, cfg.encoder, cfg.transfer, cfg.sizes, transfer_stages(cfg, data)[row], seed, rt)
+
+
+def lm_job(cfg: Config, rt: Runtime) -> None:
+    data = job_data(cfg.dataset)
+    option_logliks(cfg.lm.model, lm_items(data, cfg.lm, cfg.sizes)[1], rt, batch_size=cfg.lm.batch_size)
+
+
+def jobs(cfg: Config) -> list[Job]:
+    """Every training and scoring run of :func:`run`, as jobs that fill the cache entries it reads:
+    the readers, each encoder and ablation per seed, the transfer rows per seed (source → LogiQA
+    after the source alone, whose model it continues), and the zero-shot LM."""
+    data = job_data(cfg.dataset)
+    enc = cfg.encoder
+    out = []
+    n_reader = len(reader_train_items(data, cfg.readers, cfg.sizes.seed))
+    for name in cfg.readers.names:
+        for seed in cfg.readers.seeds:
+            out.append(Job(P, "train", f"reader {name} seed {seed}", name, "CQA", seed, items=n_reader,
+                           epochs=cfg.readers.epochs, step="reader_job", arguments={"name": name, "seed": seed}))
+    train = encoder_train_items(data, enc, cfg.sizes)
+    scored = mc_tokens([it for items in encoder_eval_sets(data, cfg.sizes).values() for it in items], "CQA", enc.max_length)
+    for model in (enc.model, *enc.extra_models):
+        for seed in enc.seeds:
+            out.append(Job(P, "train", f"encoder {split_revision(model)[0]} seed {seed}", model, "CQA", seed, items=len(train),
+                           epochs=enc.epochs, train_tokens=round(mc_tokens(train, "CQA", enc.max_length) * enc.epochs),
+                           score_tokens=scored, step="encoder_job", arguments={"model": model, "seed": seed}))
+    for name in cfg.ablations:
+        fields = ABLATION_FIELDS[name]
+        items, sub = ablation_sets(data, enc, cfg.sizes, name)
+        for seed in enc.seeds:
+            out.append(Job(P, "train", f"ablation {name} seed {seed}", enc.model, fields, seed, items=len(items),
+                           epochs=enc.epochs, train_tokens=round(mc_tokens(items, fields, enc.max_length) * enc.epochs),
+                           score_tokens=mc_tokens(sub, fields, enc.max_length), step="ablation_job",
+                           arguments={"name": name, "seed": seed}))
+    scored = mc_tokens([it for items in transfer_eval_sets(data, cfg.sizes).values() for it in items], "CQA", enc.max_length)
+    for row, stages in enumerate(transfer_stages(cfg, data)):
+        epochs = [cfg.transfer.source_epochs, enc.epochs][:len(stages)]
+        tokens = sum(mc_tokens(items, "CQA", enc.max_length) * e for items, e in zip(stages, epochs))
+        for seed in enc.seeds:
+            source_only = f"transfer ReClor seed {seed}"  # the first row: the model the second continues
+            out.append(Job(P, "train", [source_only, f"transfer ReClor → LogiQA seed {seed}"][row], enc.model, "CQA",
+                           seed, items=sum(map(len, stages)), epochs=sum(epochs), train_tokens=round(tokens),
+                           score_tokens=scored, step="transfer_job", arguments={"row": row, "seed": seed},
+                           after=(source_only,) if row else ()))
+    _, items = lm_items(data, cfg.lm, cfg.sizes)
+    out.append(Job(P, "score", f"zero-shot {split_revision(cfg.lm.model)[0]}", cfg.lm.model, "CQ+A", items=len(items),
+                   score_tokens=option_tokens(c + x for c, x in zip(*lm_inputs(items))), step="lm_job"))
+    return out

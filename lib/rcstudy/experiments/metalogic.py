@@ -21,6 +21,7 @@ from ..baselines import metalogic_rules as rules
 from ..config import ChapterConfig, param, section
 from ..data import metalogic as ml
 from ..data.metalogic import Metagraph, Prediction
+from ..jobs import Job, option_tokens
 from ..metrics import metalogic as mm
 from ..models import metagraph as gen
 from ..models.registry import split_revision
@@ -506,14 +507,20 @@ def baselines_section(splits, window, base, tables, facts, captions) -> pd.DataF
     return b
 
 
+def generator_samples(cfg: Config, splits) -> Generated:
+    """The passages the generators train on, decode for the tables and select checkpoints on (no runs yet)."""
+    t = cfg.seq2seq
+    return Generated(train=sampling.nested(splits["train"], t.n_train, 0),
+                     test=sampling.nested(splits["test"], cfg.decoding.n_test, 0),
+                     dev=sampling.nested(splits["dev"], t.n_dev, 0) if t.evaluations else [])
+
+
 def generate_section(cfg: Config, splits, tokenizer, rt: Runtime, facts) -> Generated:
     """Fine-tune each method and seed, decode the test sample; the facts of the training note."""
     from ..models import seq2seq
 
     t, d = cfg.seq2seq, cfg.decoding
-    out = Generated(train=sampling.nested(splits["train"], t.n_train, 0),
-                    test=sampling.nested(splits["test"], d.n_test, 0),
-                    dev=sampling.nested(splits["dev"], t.n_dev, 0) if t.evaluations else [])
+    out = generator_samples(cfg, splits)
     for m in t.methods:
         out.runs[m] = [seq2seq_run(cfg, m, s, out.train, {"test": out.test}, out.dev, rt) for s in t.seeds]
         out.preds[m] = [gen.parse_outputs(m, r["test"]) for r in out.runs[m]]
@@ -558,13 +565,17 @@ def seq2seq_run(cfg: Config, method: str, seed: int, train, evals, dev, rt: Runt
                                stop_after_minutes=cfg.seq2seq.stop_after_minutes, dev=dev)
 
 
+def fewshot_inputs(cfg: Config, splits) -> tuple[list[Metagraph], list[Metagraph]]:
+    """The few-shot LM's solved examples and the test passages it answers."""
+    return fewshot_shots(splits["train"], cfg.fewshot.shots), sampling.nested(splits["test"], cfg.fewshot.n, 0)
+
+
 def fewshot_section(cfg: Config, splits, rt: Runtime, facts) -> dict[str, tuple[list[Metagraph], dict]]:
     """The few-shot row: ``{name: (its test passages, its predictions)}`` (empty when skipped)."""
     f = cfg.fewshot
     rows = {}
     if f.model:
-        shots = fewshot_shots(splits["train"], f.shots)
-        graphs = sampling.nested(splits["test"], f.n, 0)
+        shots, graphs = fewshot_inputs(cfg, splits)
         texts = gen.fewshot_outputs(f.model, shots, graphs, rt, f.max_new_tokens)
         rows[f"Few-shot ({f.model}, {f.shots} shot{'s' if f.shots != 1 else ''})"] = (
             graphs, gen.parse_outputs("fewshot", texts))
@@ -654,6 +665,11 @@ def table14_section(splits, g: Generated, fewshot, base, b, main_label, tables, 
     return t14, step_plot, op_plot
 
 
+def scaled_generators(cfg: Config) -> list[str]:
+    """The fine-tuned methods re-trained at each data share (those the chapter trains at all)."""
+    return [m for m in cfg.scale.methods if m in cfg.seq2seq.methods]
+
+
 def scale_section(cfg: Config, splits, g: Generated, rt: Runtime, tables, facts):
     """The data-scale runs (Tables 15–16, Figure 5); returns them and the feature model's gains
     (smallest share → ~20 %, ~20 % → all)."""
@@ -662,7 +678,7 @@ def scale_section(cfg: Config, splits, g: Generated, rt: Runtime, tables, facts)
     frames = []
     if "features" in sc.methods:
         frames.append(feature_scale(train, test, sc.ratios, sc.seeds).assign(system=OURS_NAMES["features"]))
-    for m in [m for m in sc.methods if m in cfg.seq2seq.methods]:
+    for m in scaled_generators(cfg):
         recs = []
         for s in sc.seeds:
             for ratio, subset in ratio_subsets(g.train, sc.ratios, s).items():
@@ -684,10 +700,15 @@ def scale_section(cfg: Config, splits, g: Generated, rt: Runtime, tables, facts)
     return scale, early, late
 
 
+def error_sample(cfg: Config, splits) -> list[Metagraph]:
+    """The dev passages whose errors are categorised."""
+    return sampling.nested(splits["dev"], cfg.error_analysis.n, 0)
+
+
 def error_section(cfg: Config, splits, g: Generated, rt: Runtime, tables, facts, captions):
     """Table 5 by rule on a dev sample; returns the counts (paper beside ours) and the system's name."""
     e = cfg.error_analysis
-    sample = sampling.nested(splits["dev"], e.n, 0)
+    sample = error_sample(cfg, splits)
     if e.system == "features":
         preds, label = gen.feature_predictions(splits["train"], sample), OURS_NAMES["features"]
     else:
@@ -775,3 +796,118 @@ def run(cfg: Config, rt: Runtime) -> Results:
                    steps_per_graph=pd.Series(steps_per_graph(everything)).sort_index(), gold_shown=shown,
                    losses=losses, confusions=confusions, step_plot=step_plot, operator_plot=op_plot, scale=scale,
                    error_counts=error_counts, main_label=main_label, main_graphs=main_graphs, main_preds=main_preds)
+
+
+# ---------------------------------------------------------------------------------------------
+# Jobs: the heavy computations of :func:`run`, one by one (:mod:`rcstudy.jobs`)
+# ---------------------------------------------------------------------------------------------
+
+_job_splits: dict[str, dict[str, list[Metagraph]]] = {}
+
+
+def job_splits() -> dict[str, list[Metagraph]]:
+    """:func:`load_splits`, read once per process and data directory (a worker runs many jobs)."""
+    from ..settings import data_dir
+
+    if str(data_dir()) not in _job_splits:
+        _job_splits[str(data_dir())] = load_splits()
+    return _job_splits[str(data_dir())]
+
+
+def generator_sets(cfg: Config, splits, g: Generated, method: str, seed: int) -> dict[str, list[Metagraph]]:
+    """Every set the chapter decodes with one fine-tuned generator: the test sample and, for the
+    error analysis's system and first seed, its dev sample."""
+    sets = {"test": g.test}
+    if cfg.error_analysis.system == method and seed == cfg.seq2seq.seeds[0]:
+        sets["dev"] = error_sample(cfg, splits)
+    return sets
+
+
+def generator_job(cfg: Config, rt: Runtime, method: str, seed: int) -> None:
+    splits = job_splits()
+    g = generator_samples(cfg, splits)
+    seq2seq_run(cfg, method, seed, g.train, generator_sets(cfg, splits, g, method, seed), g.dev, rt)
+
+
+def scale_job(cfg: Config, rt: Runtime, method: str, seed: int, ratio: float) -> None:
+    g = generator_samples(cfg, job_splits())
+    seq2seq_run(cfg, method, seed, ratio_subsets(g.train, [ratio], seed)[ratio], {"test": g.test}, g.dev, rt)
+
+
+def fewshot_job(cfg: Config, rt: Runtime) -> None:
+    shots, graphs = fewshot_inputs(cfg, job_splits())
+    gen.fewshot_outputs(cfg.fewshot.model, shots, graphs, rt, cfg.fewshot.max_new_tokens)
+
+
+def feature_job(cfg: Config, rt: Runtime) -> None:
+    """The feature model's fits: on all of train (the baselines' row), on each data share, and for
+    the error analysis when it categorises this model's predictions."""
+    splits = job_splits()
+    train, test = splits["train"], splits["test"]
+    gen.feature_predictions(train, test)
+    if "features" in cfg.scale.methods:
+        feature_scale(train, test, cfg.scale.ratios, cfg.scale.seeds)
+    if cfg.error_analysis.system == "features":
+        gen.feature_predictions(train, error_sample(cfg, splits))
+
+
+def pair_tokens(method: str, graphs: Sequence[Metagraph], max_src_len: int, max_tgt_len: int, input_format: str) -> int:
+    """Estimated tokens of a method's (input, target) pairs for ``graphs``, each cut at its limit:
+    what training reads, and what decoding reads and writes (greedy decoding stops near the
+    target's length)."""
+    sources, targets = gen.METHOD_PAIRS[method](graphs, input_format)
+    return option_tokens(sources, max_src_len) + option_tokens(targets, max_tgt_len)
+
+
+def generator_tokens(cfg: Config, method: str, seed: int, train: Sequence[Metagraph], g: Generated,
+                     decoded: Sequence[Metagraph]) -> tuple[int, int]:
+    """(trained, forward-only) tokens of one fine-tuned generator: the optimiser steps' examples,
+    then the dev decodings that select its checkpoint and the decoding of ``decoded``."""
+    c, d = engine_config(cfg, seed), cfg.decoding
+    sources, _ = gen.METHOD_PAIRS[method](train)
+    seen = c.total_steps(len(sources)) * c.batch_size * c.grad_accum
+    per_example = pair_tokens(method, train, c.max_src_len, c.max_tgt_len, "paper") / max(1, len(sources))
+    dev = pair_tokens(method, g.dev, d.infer_max_src_len, d.gen_max_len, d.input_format) * (c.evaluations or 0)
+    return round(seen * per_example), dev + pair_tokens(method, decoded, d.infer_max_src_len, d.gen_max_len,
+                                                        d.input_format)
+
+
+def jobs(cfg: Config) -> list[Job]:
+    """Every fine-tuning and generation of :func:`run`, as jobs that fill the cache entries it
+    reads: each method per seed (trained, its checkpoints selected on dev, then decoding test and,
+    for the error analysis, dev), each data-scale run (a share of train that is all of it, with a
+    seed trained anyway, is that seed's run), the few-shot LM, and the feature model's fits
+    (logistic regression on the CPU, of unknown size)."""
+    splits = job_splits()
+    g = generator_samples(cfg, splits)
+    t, chapter = cfg.seq2seq, Config.chapter
+    out = []
+    for m in t.methods:
+        for seed in t.seeds:
+            decoded = [x for graphs in generator_sets(cfg, splits, g, m, seed).values() for x in graphs]
+            trained, scored = generator_tokens(cfg, m, seed, g.train, g, decoded)
+            out.append(Job(chapter, "train", f"{METHOD_NAMES[m]} seed {seed}", t.model, cfg.decoding.input_format,
+                           seed, items=len(g.train), epochs=t.epochs if t.max_steps is None else 0.0,
+                           train_tokens=trained, score_tokens=scored, step="generator_job",
+                           arguments={"method": m, "seed": seed}))
+    whole = gen.ids_key(g.train)
+    for m in scaled_generators(cfg):
+        for seed in cfg.scale.seeds:
+            for ratio, subset in ratio_subsets(g.train, cfg.scale.ratios, seed).items():
+                if gen.ids_key(subset) == whole and seed in t.seeds:
+                    continue
+                trained, scored = generator_tokens(cfg, m, seed, subset, g, g.test)
+                out.append(Job(chapter, "train", f"{METHOD_NAMES[m]} seed {seed}, {ratio:.0%} of train", t.model,
+                               cfg.decoding.input_format, seed, items=len(subset),
+                               epochs=t.epochs if t.max_steps is None else 0.0, train_tokens=trained,
+                               score_tokens=scored, step="scale_job",
+                               arguments={"method": m, "seed": seed, "ratio": ratio}))
+    if cfg.fewshot.model:
+        shots, graphs = fewshot_inputs(cfg, splits)
+        prompt_tokens = option_tokens([prompts.fewshot_prompt(shots, x) for x in graphs])
+        out.append(Job(chapter, "generate", f"few-shot {split_revision(cfg.fewshot.model)[0]}", cfg.fewshot.model,
+                       f"{cfg.fewshot.shots} shot{'s' * (cfg.fewshot.shots != 1)}", items=len(graphs),
+                       score_tokens=prompt_tokens + cfg.fewshot.max_new_tokens * len(graphs), step="fewshot_job"))
+    out.append(Job(chapter, "train", "feature model", "features", "passage", items=len(splits["train"]),
+                   step="feature_job", note="logistic regression on the CPU"))
+    return out

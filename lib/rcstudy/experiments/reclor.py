@@ -36,6 +36,7 @@ from ..baselines import bilstm, ngram
 from ..config import ChapterConfig, ConfigError, param, section
 from ..data import dataset_file, reclor
 from ..data.records import MCItem
+from ..jobs import Job, mc_tokens
 from ..models import load_tokenizer, mc, option_runs
 from ..models.registry import split_revision
 from ..report import ChapterResults, ClaimLog
@@ -220,6 +221,10 @@ class Config(ChapterConfig):
             return self.seeds
         return self.encoder.seeds
 
+    def finetunes(self, family: str, *, option_only: bool = False) -> bool:
+        """Whether a run fine-tunes a pretrained encoder (else: frozen features, or from scratch)."""
+        return family not in SCRATCH and (self.encoder.option_only_mode if option_only else self.encoder.mode) == "finetune"
+
     def table7_runs(self) -> list[tuple[str, str]]:
         """Table 7's (family, fields) runs, in the table's order. A model of ``partial_inputs`` is
         matched without its pin, so ``-p main_models=[roberta-large]`` keeps its partial inputs."""
@@ -248,7 +253,7 @@ class Config(ChapterConfig):
                 decay = f"; the paper's ×{c.lr_gamma} decay every {c.lr_step} epochs does not start within them"
             return (f"Bi-LSTM from scratch ({c.layers} layers, {c.hidden} units per direction, random {c.emb_dim}-d "
                     f"embeddings), {c.epochs} epoch(s) of Adam (lr {c.lr}{decay}), {n_train:,} training questions")
-        if (self.encoder.option_only_mode if option_only else self.encoder.mode) == "frozen":
+        if not self.finetunes(family, option_only=option_only):
             return (f"{family} frozen (mean-pooled features, max {self.encoder.max_length[fields]} tokens) + linear head, "
                     f"{self.encoder.head.epochs} head epochs, {n_train:,} training questions")
         c = self.encoder.finetune.mc(family, fields, 0)
@@ -400,7 +405,7 @@ class Runner:
         """Option scores (higher = more likely right) on each evaluation set, for one seed; a
         fine-tuned run also returns its training ``"losses"``."""
         enc = self.cfg.encoder
-        if family not in SCRATCH and (enc.option_only_mode if option_only else enc.mode) == "finetune":
+        if self.cfg.finetunes(family, option_only=option_only):
             return mc.finetune_and_predict(enc.finetune.mc(family, fields, seed), train, dict(eval_sets), self.rt)
         key = option_runs.run_key(family, fields, seed, train, eval_sets)
         if family == NGRAM:
@@ -423,13 +428,22 @@ class Runner:
             out["losses"] = [np.asarray(r["losses"]) for r in per_seed]
         return out
 
+    def table7_sets(self, family: str, fields: str) -> dict[str, list[MCItem]]:
+        """A Table 7 run's evaluation sets: val, and test for the families whose predictions are exported."""
+        exported = family in self.cfg.test_predictions and fields == "CQA"
+        return {"val": self.splits["val"], "test": self.splits["test"]} if exported else {"val": self.splits["val"]}
+
+    def folds(self) -> list[np.ndarray]:
+        """The cross-fitting folds of the training set (the same for every family and seed)."""
+        return bias.kfold(len(self.splits["train"]), self.cfg.crossfit.folds, self.cfg.crossfit.seed)
+
     def cross_fit(self, family: str, fields: str = "A") -> np.ndarray:
         """Out-of-fold scores on all of train for every seed, (seeds, items, options).
 
         The folds are the same for every seed and family, so the per-seed intersections compare
         models trained on the same data."""
         train = self.splits["train"]
-        folds = bias.kfold(len(train), self.cfg.crossfit.folds, self.cfg.crossfit.seed)
+        folds = self.folds()
         return np.stack([
             bias.cross_fit(train, folds, lambda tr, held, s=s: self.scores(family, fields, s, tr, {"held": held},
                                                                            option_only=True)["held"])
@@ -709,15 +723,14 @@ class MainResults:
 
 def main_results(cfg: Config, runner: Runner, splits, eh: bias.EasyHard) -> MainResults:
     """Train and score every Table 7 run (and on test, those whose predictions are exported)."""
-    val, test = splits["val"], splits["test"]
+    val = splits["val"]
     runs, test_scores, losses = {}, {}, {}
     for family, fields in cfg.table7_runs():
-        exported = family in cfg.test_predictions and fields == "CQA"
-        out = runner.seed_runs(family, fields, {"val": val, "test": test} if exported else {"val": val})
+        out = runner.seed_runs(family, fields, runner.table7_sets(family, fields))
         runs[(family, fields)] = out["val"]
         if "losses" in out:
             losses[(family, fields)] = out["losses"]
-        if exported:
+        if "test" in out:
             test_scores[family] = out["test"]
     correct = {k: correctness(r, val) for k, r in runs.items()}
     k = len(val[0].options)
@@ -889,3 +902,85 @@ def run(cfg: Config, rt: Runtime) -> Results:
                    losses={m.checks[key].name: curves for key, curves in m.losses.items()},
                    overlap=tables["reclor_table27"], runs_right=eh_val.runs_right, easy_hard_bars=bars,
                    by_type=type_accuracy(cqa, val, eh_val))
+
+
+# --------------------------------------------------------------------------------------------
+# Jobs: the heavy computations of :func:`run`, one by one (:mod:`rcstudy.jobs`)
+
+
+_job_splits: dict[str, dict[str, list[MCItem]]] = {}
+
+
+def job_runner(cfg: Config, rt: Runtime) -> Runner:
+    """A :class:`Runner` over the splits, read once per process and data directory (a worker runs many jobs)."""
+    from ..settings import data_dir
+
+    if str(data_dir()) not in _job_splits:
+        _job_splits[str(data_dir())] = load_splits()
+    return Runner(cfg, _job_splits[str(data_dir())], rt)
+
+
+def table7_job(cfg: Config, rt: Runtime, family: str, fields: str, seed: int) -> None:
+    runner = job_runner(cfg, rt)
+    runner.scores(family, fields, seed, runner.train_items(family, fields), runner.table7_sets(family, fields))
+
+
+def option_only_job(cfg: Config, rt: Runtime, family: str, seed: int) -> None:
+    runner = job_runner(cfg, rt)
+    runner.scores(family, "A", seed, runner.train_items(family, "A", option_only=True), {"val": runner.splits["val"]},
+                  option_only=True)
+
+
+def cross_fit_job(cfg: Config, rt: Runtime, family: str, seed: int, fold: int) -> None:
+    runner = job_runner(cfg, rt)
+    train, held = bias.fold_items(runner.splits["train"], runner.folds()[fold])
+    runner.scores(family, "A", seed, train, {"held": held}, option_only=True)
+
+
+def jobs(cfg: Config) -> list[Job]:
+    """Every fine-tuning of :func:`run`, as jobs that fill the cache entries it reads: Table 7's
+    encoders per input and seed, and the option-only encoders of Eq. 1 per seed on val and per
+    fold of the cross-fitting. Frozen-encoder runs stay in the notebook (one job per model and
+    input, not distributed: each run's features extend a bank filled in the order the chapter
+    asks for them), as do fastText and the Bi-LSTM (trained from scratch)."""
+    runner = job_runner(cfg, None)
+    train, val = runner.splits["train"], runner.splits["val"]
+    out = []
+
+    def fine_tuning(name, family, fields, seed, items, eval_items, step, arguments, fold=None):
+        c = cfg.encoder.finetune.mc(family, fields, seed)
+        out.append(Job(P, "train", name, family, fields, seed, fold, items=len(items), epochs=c.epochs,
+                       train_tokens=round(mc_tokens(items, fields, c.max_length) * c.epochs),
+                       score_tokens=mc_tokens(eval_items, fields, c.max_length), step=step, arguments=arguments))
+
+    notebook = {}  # (family, fields) → evaluated items of the runs the notebook does itself
+    for family in cfg.bias_models:
+        items = runner.train_items(family, "A", option_only=True)
+        if not cfg.finetunes(family, option_only=True):
+            notebook[(family, "A")] = [*items, *val, *train]
+            continue
+        short = split_revision(family)[0]
+        for seed in cfg.seeds_of(family, option_only=True):
+            fine_tuning(f"option-only {short} seed {seed}", family, "A", seed, items, val, "option_only_job",
+                        {"family": family, "seed": seed})
+            for k, fold in enumerate(runner.folds()):
+                fold_train, held = bias.fold_items(train, fold)
+                fine_tuning(f"option-only {short} seed {seed} fold {k}", family, "A", seed, fold_train, held,
+                            "cross_fit_job", {"family": family, "seed": seed, "fold": k}, fold=k)
+    for family, fields in cfg.table7_runs():
+        items = runner.train_items(family, fields)
+        sets = [it for s in runner.table7_sets(family, fields).values() for it in s]
+        if not cfg.finetunes(family):
+            notebook.setdefault((family, fields), []).extend([*items, *sets])
+            continue
+        for seed in cfg.seeds_of(family):
+            fine_tuning(f"{split_revision(family)[0]} ({fields}) seed {seed}", family, fields, seed, items, sets, "table7_job",
+                        {"family": family, "fields": fields, "seed": seed})
+    for (family, fields), items in notebook.items():
+        scratch = family in SCRATCH
+        unique = list({it.id: it for it in items}.values())
+        out.append(Job(P, "train" if scratch else "score", f"{split_revision(family)[0]} ({fields}) in the notebook",
+                       family, fields,
+                       items=len(unique), score_tokens=0 if scratch else mc_tokens(unique, fields, cfg.encoder.max_length[fields]),
+                       note="trained from scratch" if scratch else "frozen features, computed in the chapter's order"))
+    return out

@@ -32,12 +32,14 @@ from ..baselines.asreader import ASReaderConfig, asreader
 from ..baselines.cloze_lm import lm_candidate_scores
 from ..cache import cached
 from ..config import ChapterConfig, param, section
+from ..data import hub
 from ..data.record import HIGHLIGHT, PLACEHOLDER, RecordData, load_record
 from ..data.records import ClozeQuery
+from ..jobs import Job, mc_tokens, option_tokens
 from ..metrics.record import (Scores, candidate_scores, evaluate, exact_match_score, f1_score,
                               normalize_answer)
 from ..models import mc
-from ..prompts.record import PLACEHOLDER_WORD, cloze_items, span_examples
+from ..prompts.record import PLACEHOLDER_WORD, cloze_items, lm_prefix_and_continuations, span_examples
 from ..report import ChapterResults, ClaimLog, paper_vs_ours
 from ..runtime import Runtime
 from ..stats import Interval, bootstrap_ci
@@ -125,6 +127,8 @@ class Config(ChapterConfig):
 
     chapter = "record"
     datasets = ("record",)
+    data_source: str = param(hub.FOLDER, "where ReCoRD comes from: folder (the files in $RCSTUDY_DATA/record), hub "
+                                         "(SuperGLUE's copy on the Hub) or a directory in that copy's layout")
     model: str = param("minilm-l6", "encoder that the ranker and the span extractor fine-tune (full: a Hub name)")
     seeds: tuple[int, ...] = param((0,), "training seeds of every trained method")
     random_mode: Literal["mention", "unique"] = param(
@@ -135,6 +139,12 @@ class Config(ChapterConfig):
     asreader: ASReaderConfig = section(ASReaderConfig, "the attention-sum reader, trained from scratch")
     docqa: DocQASettings = section(DocQASettings, "DocQA-lite without and with ELMo-style features")
     extractor: ExtractorSettings = section(ExtractorSettings, "the fine-tuned span extractor (not in the paper)")
+
+    def __post_init__(self):
+        hub.check_source("record", self.data_source)
+
+    def data_sources(self) -> dict[str, str]:
+        return {"record": self.data_source} if self.data_source != hub.FOLDER else {}
 
 
 # --------------------------------------------------------------------------- statistics (Table 1)
@@ -526,6 +536,21 @@ def metric_cases() -> pd.DataFrame:
                          for p, g in METRIC_CASES]).set_index("prediction")
 
 
+def training_queries(cfg: Config, data: RecordData) -> list[ClozeQuery]:
+    """The training queries every trained method learns from (a seeded sample, or all)."""
+    return sampling.draw(data.train, cfg.sizes.train, cfg.sizes.seed)
+
+
+def lm_queries(cfg: Config, eval_q: Sequence[ClozeQuery]) -> list[ClozeQuery]:
+    """The evaluation queries the LM scores."""
+    return sampling.draw(eval_q, cfg.sizes.lm_eval, cfg.sizes.seed)
+
+
+def span_queries(cfg: Config, eval_q: Sequence[ClozeQuery]) -> list[ClozeQuery]:
+    """The evaluation queries the span readers score."""
+    return sampling.draw(eval_q, cfg.sizes.span_eval, cfg.sizes.seed)
+
+
 def methods(cfg: Config, train_q: Sequence[ClozeQuery], eval_q: Sequence[ClozeQuery], rt: Runtime) -> Methods:
     """Run every method of our Table 4 on the evaluation queries (the LM and the span readers on samples)."""
     other = "unique" if cfg.random_mode == "mention" else "mention"
@@ -536,12 +561,12 @@ def methods(cfg: Config, train_q: Sequence[ClozeQuery], eval_q: Sequence[ClozeQu
         "Most frequent entity": most_frequent_entity(eval_q),
         "Candidate oracle": candidate_oracle(eval_q),
     }
-    lm_q = sampling.draw(eval_q, cfg.sizes.lm_eval, cfg.sizes.seed)
+    lm_q = lm_queries(cfg, eval_q)
     results["LM"] = lm_baseline(cfg.lm, lm_q, rt)
     results["ASReader"], _, asr_losses = asreader_result(cfg.asreader, train_q, eval_q, cfg.seeds)
     results["Encoder ranker (not in paper)"], _, rank_losses = encoder_ranker(
         cfg.ranker, cfg.model, train_q, eval_q, cfg.seeds, rt)
-    span_q = sampling.draw(eval_q, cfg.sizes.span_eval, cfg.sizes.seed)
+    span_q = span_queries(cfg, eval_q)
     results["DocQA w/o ELMo"], _, docqa_losses = docqa_lite(cfg.docqa.engine(elmo=False), train_q, span_q,
                                                             cfg.seeds, rt)
     results["DocQA w/ ELMo"], elmo_cand, elmo_losses = docqa_lite(cfg.docqa.engine(elmo=True), train_q, span_q,
@@ -696,10 +721,11 @@ def judge_claims(cfg: Config, m: Methods, ours_t1: pd.DataFrame, checks: pd.Data
 
 
 def run(cfg: Config, rt: Runtime) -> Results:
-    """Everything the chapter shows, computed from ``cfg`` (the data come from ``$RCSTUDY_DATA``)."""
-    data = load_record()
-    train_q = sampling.draw(data.train, cfg.sizes.train, cfg.sizes.seed)
+    """Everything the chapter shows, computed from ``cfg`` (the data come from ``cfg.data_source``)."""
+    data = load_record(source=cfg.data_source)
+    train_q = training_queries(cfg, data)
     sources, facts = data_overview(data, train_q)
+    facts["record_data_source"] = Markdown(hub.describe("record", cfg.data_source))
     ours_t1, checks = statistics(data)
     facts |= statistics_facts(ours_t1, checks)
     m = methods(cfg, train_q, data.eval, rt)
@@ -721,3 +747,105 @@ def run(cfg: Config, rt: Runtime) -> Results:
                    example=example_markdown(data.eval[0]), funnel=papers.table(PAPER, "Figure 2")["count"],
                    lengths=lengths, table4=ours_t4, paper_table4=paper_t4,
                    curves=training_curves(cfg, m.losses), seeds=cfg.seeds)
+
+
+# --------------------------------------------------------------------------- jobs (rcstudy.jobs)
+
+_job_data: dict[tuple[str, str], RecordData] = {}
+
+
+def job_queries(cfg: Config) -> tuple[list[ClozeQuery], list[ClozeQuery]]:
+    """The training and evaluation queries, read once per process, data source and data directory
+    (a worker runs many jobs)."""
+    from ..settings import data_dir
+
+    memo_key = (cfg.data_source, str(data_dir()))
+    if memo_key not in _job_data:
+        _job_data[memo_key] = load_record(source=cfg.data_source)
+    data = _job_data[memo_key]
+    return training_queries(cfg, data), data.eval
+
+
+def lm_job(cfg: Config, rt: Runtime) -> None:
+    lm_baseline(cfg.lm, lm_queries(cfg, job_queries(cfg)[1]), rt)
+
+
+def ranker_job(cfg: Config, rt: Runtime, seed: int) -> None:
+    encoder_ranker(cfg.ranker, cfg.model, *job_queries(cfg), [seed], rt)
+
+
+def asreader_job(cfg: Config, rt: Runtime, seed: int) -> None:
+    asreader_result(cfg.asreader, *job_queries(cfg), [seed])
+
+
+def docqa_job(cfg: Config, rt: Runtime, elmo: bool, seed: int) -> None:
+    train_q, eval_q = job_queries(cfg)
+    docqa_lite(cfg.docqa.engine(elmo=elmo), train_q, span_queries(cfg, eval_q), [seed], rt)
+
+
+def extractor_job(cfg: Config, rt: Runtime, seed: int) -> None:
+    train_q, eval_q = job_queries(cfg)
+    span_extractor(cfg.extractor.engine(cfg.model), train_q, span_queries(cfg, eval_q), [seed], rt)
+
+
+def window_tokens(examples: Sequence[sr.SpanExample], max_length: int, stride: int) -> int:
+    """Estimated tokens of the span extractor's question + passage windows (each ``max_length``
+    long where a passage overflows one, the next starting ``stride`` tokens before its end)."""
+    total = 0
+    for e in examples:
+        question, passage = option_tokens([e.question]), option_tokens([e.context]) - 3
+        room = max(stride + 1, max_length - question)
+        windows = 1 + -(-max(0, passage - room) // (room - stride))
+        total += min(question + passage, max_length) if windows == 1 else windows * max_length
+    return total
+
+
+def jobs(cfg: Config) -> list[Job]:
+    """Every trained reader and scoring pass of :func:`run`, as jobs that fill the cache entries it
+    reads: the LM over its evaluation queries, and per seed the encoder ranker, the ASReader,
+    DocQA-lite without and with the frozen ELMo-style features, and the span extractor. Readers
+    trained from scratch are of unknown size; DocQA-lite with ELMo counts the frozen encoder's
+    features, computed once per run over every training and scored passage and question."""
+    from ..models.registry import split_revision
+
+    train_q, eval_q = job_queries(cfg)
+    lm_q, span_q = lm_queries(cfg, eval_q), span_queries(cfg, eval_q)
+    chapter, r = Config.chapter, cfg.ranker
+    lm_texts = []  # each candidate's continuation after the shared prefix: a sequence of its own
+    for q in lm_q:
+        prefix, continuations = lm_prefix_and_continuations(q)
+        lm_texts += [f"{prefix} {c}" for c in continuations]
+    out = [Job(chapter, "score", f"LM {split_revision(cfg.lm.model)[0]}", cfg.lm.model, "passage + filled-in query",
+               items=len(lm_q), score_tokens=option_tokens(lm_texts), step="lm_job")]
+    eval_items = cloze_items(eval_q, fill=True)
+    train_ex = [e for e in span_examples(train_q, PLACEHOLDER_WORD) if e.gold]
+    span_ex = span_examples(span_q, PLACEHOLDER_WORD)
+    ext = cfg.extractor
+    ext_train = [e for e in span_examples(train_q, ext.engine(cfg.model).question_placeholder) if e.gold]
+    ext_eval = span_examples(span_q, ext.engine(cfg.model).question_placeholder)
+    feature_texts = list(dict.fromkeys(t for e in [*train_ex, *span_ex] for t in (e.context, e.question)))
+    for seed in cfg.seeds:
+        train_items = [it for it in cloze_items(train_q, fill=True, max_options=r.train_options, seed=seed)
+                       if it.label is not None]
+        out += [
+            Job(chapter, "train", f"encoder ranker seed {seed}", cfg.model, r.fields, seed, items=len(train_items),
+                epochs=r.epochs, train_tokens=round(mc_tokens(train_items, r.fields, r.max_length) * r.epochs),
+                score_tokens=mc_tokens(eval_items, r.fields, r.max_length), step="ranker_job",
+                arguments={"seed": seed}),
+            Job(chapter, "train", f"ASReader seed {seed}", "ASReader", "passage + query", seed, items=len(train_q),
+                epochs=cfg.asreader.epochs, step="asreader_job", arguments={"seed": seed},
+                note="trained from scratch"),
+            Job(chapter, "train", f"DocQA-lite w/o ELMo seed {seed}", "DocQA-lite", "passage + query", seed,
+                items=len(train_ex), epochs=cfg.docqa.epochs, step="docqa_job",
+                arguments={"elmo": False, "seed": seed}, note="trained from scratch"),
+            Job(chapter, "score", f"DocQA-lite w/ ELMo seed {seed}", cfg.docqa.elmo_model, "passage + query", seed,
+                items=len(train_ex), epochs=cfg.docqa.epochs, score_tokens=option_tokens(feature_texts, 512),
+                step="docqa_job", arguments={"elmo": True, "seed": seed},
+                note="the frozen encoder's features; the reader on top is trained from scratch, not counted"),
+            Job(chapter, "train", f"span extractor seed {seed}", cfg.model, "query + passage windows", seed,
+                items=len(ext_train), epochs=ext.epochs,
+                train_tokens=round(window_tokens(ext_train, ext.max_length, ext.stride) * ext.epochs),
+                score_tokens=window_tokens(ext_eval, ext.max_length, ext.stride), step="extractor_job",
+                arguments={"seed": seed}),
+        ]
+    return out

@@ -26,6 +26,7 @@ from ..config import ChapterConfig, param, section
 from ..data.records import MCItem
 from ..data.rule import NONE_OPTION, RuleData, RulePrompts, exemplar_keys
 from ..errors import DataFileMissing, ModelUnavailable
+from ..jobs import Job, mc_tokens, option_tokens
 from ..metrics.rule import GIVEN_MAIN_RIGHT, METRICS, aggregate, chance_scores, none_scores, rule_scores
 from ..models.rule_lm import LazyLM, lm_predict
 from ..papers.rule import TYPE_MIN_SUBQUESTIONS
@@ -40,6 +41,7 @@ from . import shared
 AGGREGATIONS = ("per_split_mean", "pooled")
 SCORINGS = ("letter", "option", "generate")
 SCORING_NAMES = {"letter": "letter prob.", "option": "option LL", "generate": "generated"}
+ANSWER_TOKENS = 8  # generated tokens read for an answer, unless a setting says otherwise
 NEGATION = re.compile(r"\b(not|no|never|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 
 
@@ -387,14 +389,28 @@ class EncoderSetup:
         return self.cfg.seed
 
 
+def training_questions(setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all: RuleData) -> list[MCItem]:
+    """The ReClor questions a model learns from: the setup's draw, without RULE's main questions."""
+    pool = sampling.draw(list(reclor_train), setup.train_questions, setup.subsample_seed)
+    return shared.reclor_training_questions(pool, {m.id for m in rule_all.mains})
+
+
+def encoder_eval_sets(sample: RuleData, alignment: RuleData | None = None) -> dict[str, list[MCItem]]:
+    """What a fine-tuned model answers: the main questions and subquestions of ``sample`` and the
+    alignment items of ``alignment``."""
+    sets = {"main": list(sample.mains), "sub": list(sample.subs)}
+    if alignment is not None:
+        sets["alignment"] = alignment_items(alignment)
+    return sets
+
+
 def encoder_logits(setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all: RuleData,
                    eval_sets: Mapping[str, Sequence[MCItem]], rt: Runtime) -> dict:
     """Option logits of the ReClor-trained model on each evaluation set (cached), its training
     losses and its training size."""
     from ..models import mc, seq2seq
 
-    pool = sampling.draw(list(reclor_train), setup.train_questions, setup.subsample_seed)
-    train = shared.reclor_training_questions(pool, {m.id for m in rule_all.mains})
+    train = training_questions(setup, reclor_train, rule_all)
     if isinstance(setup.cfg, mc.MCConfig):
         out = mc.finetune_and_predict(setup.cfg, train, dict(eval_sets), rt)
     elif isinstance(setup.cfg, seq2seq.Seq2SeqConfig):
@@ -407,10 +423,7 @@ def encoder_logits(setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all
 def encoder_system(name: str, setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all: RuleData,
                    sample: RuleData, rt: Runtime, alignment: RuleData | None = None) -> System:
     """Evaluate the ReClor-trained encoder on ``sample`` (and the alignment task on ``alignment``)."""
-    sets = {"main": list(sample.mains), "sub": list(sample.subs)}
-    if alignment is not None:
-        sets["alignment"] = alignment_items(alignment)
-    logits = encoder_logits(setup, reclor_train, rule_all, sets, rt)
+    logits = encoder_logits(setup, reclor_train, rule_all, encoder_eval_sets(sample, alignment), rt)
     main_pred = logits["main"].argmax(1)
     sub_pred = logits["sub"].argmax(1)
     ev = Evaluation(None, {m.id: int(p) for m, p in zip(sample.mains, main_pred)},
@@ -470,16 +483,26 @@ class PromptSetting:
         return cls(int(shots), family, scoring)
 
 
-def prompting_system(lazy: LazyLM, prompts: RulePrompts, setting: PromptSetting, sample: RuleData, *,
-                     exclude_exemplar_items: bool = True, max_new_tokens: int = 8,
-                     rationales: Mapping[str, Sequence[str]] | None = None) -> System:
-    """Evaluate one prompt setting on ``sample``: split k uses prompt batch k-1 (per the release).
+@dataclass(frozen=True)
+class SettingPrompts:
+    """What one prompt setting asks of a sample: the units (split, prompt batch, questions), the
+    main questions left out as exemplars of their own prompt, and every question with its prompt."""
+
+    units: list[tuple[int | None, int, RuleData]]
+    excluded: int
+    items: list[MCItem]
+    texts: list[str]
+
+
+def setting_prompts(prompts: RulePrompts, setting: PromptSetting, sample: RuleData, *,
+                    exclude_exemplar_items: bool = True,
+                    rationales: Mapping[str, Sequence[str]] | None = None) -> SettingPrompts:
+    """The prompts of one setting on ``sample``: split k uses prompt batch k-1 (per the release).
 
     With ``exclude_exemplar_items`` a main question is left out of split k (with its subquestions)
-    when it or one of its subquestions is an exemplar of that split's prompt. All prompts of the
-    setting go to the model in one cached call, so a prompt shared by two splits is asked once.
-    A sample without subquestions is one unit answered with batch 0. ``rationales`` maps a
-    question id to the rationales appended to its prompt.
+    when it or one of its subquestions is an exemplar of that split's prompt. A sample without
+    subquestions is one unit answered with batch 0. ``rationales`` maps a question id to the
+    rationales appended to its prompt.
     """
     rationales = rationales or {}
     units, excluded = [], 0
@@ -497,28 +520,42 @@ def prompting_system(lazy: LazyLM, prompts: RulePrompts, setting: PromptSetting,
             units.append((k, batch, unit))
     items = [(batch, it) for _, batch, unit in units for it in (*unit.mains, *unit.subs)]
     texts = [prompt_formats.prompt(prompts, setting, batch, it, rationales.get(it.id, ())) for batch, it in items]
-    preds = lm_predict(lazy, texts, [it.options for _, it in items], setting.scoring, max_new_tokens)
+    return SettingPrompts(units, excluded, [it for _, it in items], texts)
+
+
+def prompting_system(lazy: LazyLM, prompts: RulePrompts, setting: PromptSetting, sample: RuleData, *,
+                     exclude_exemplar_items: bool = True, max_new_tokens: int = ANSWER_TOKENS,
+                     rationales: Mapping[str, Sequence[str]] | None = None) -> System:
+    """Evaluate one prompt setting on ``sample`` (:func:`setting_prompts`). All prompts of the
+    setting go to the model in one cached call, so a prompt shared by two splits is asked once."""
+    asked = setting_prompts(prompts, setting, sample, exclude_exemplar_items=exclude_exemplar_items,
+                            rationales=rationales)
+    preds = lm_predict(lazy, asked.texts, [it.options for it in asked.items], setting.scoring, max_new_tokens)
     evals, start = [], 0
-    for k, _, unit in units:
+    for k, _, unit in asked.units:
         n_main, n = len(unit.mains), len(unit.mains) + len(unit.subs)
         chunk = preds[start:start + n]
         start += n
         evals.append(Evaluation(k, {m.id: p for m, p in zip(unit.mains, chunk[:n_main])},
                                 {s.id: p for s, p in zip(unit.subs, chunk[n_main:])}))
     failures, total = sum(p < 0 for p in preds), len(preds)
-    info = {"excluded mains": excluded, "unparsed answers": failures, "answers": total,
+    info = {"excluded mains": asked.excluded, "unparsed answers": failures, "answers": total,
             "none exemplar by split": {k: prompts.get(setting.shots, setting.family, k - 1).has_none_correct_exemplar
-                                       for k in splits if k is not None and setting.shots > 0
+                                       for k in sample.splits if setting.shots > 0
                                        and setting.family != ZERO_SHOT_COT}}
     return System(f"{lazy.name}, {setting.label}", setting.setting, evals, sample, info)
 
 
+def alignment_prompts(prompts: RulePrompts, sample: RuleData) -> tuple[list[MCItem], list[str]]:
+    """The rationale-alignment items of ``sample`` and the LM's prompt for each."""
+    items = alignment_items(sample)
+    return items, [prompt_formats.alignment_prompt(prompts, it) for it in items]
+
+
 def lm_alignment(lazy: LazyLM, prompts: RulePrompts, sample: RuleData) -> pd.DataFrame:
     """Zero-shot rationale alignment with the LM (answer-letter probability)."""
-    items = alignment_items(sample)
-    pred = lm_predict(lazy, [prompt_formats.alignment_prompt(prompts, it) for it in items],
-                      [it.options for it in items], "letter")
-    return alignment_frame(items, pred)
+    items, texts = alignment_prompts(prompts, sample)
+    return alignment_frame(items, lm_predict(lazy, texts, [it.options for it in items], "letter"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -552,14 +589,22 @@ def rationale_mains(data: RuleData) -> RuleData:
                           and main_rationales(data, m.id, False, True)), ())
 
 
+def rationale_variants(sample: RuleData) -> tuple[RuleData, dict[str, dict[str, tuple[str, ...]]]]:
+    """The main questions of ``sample`` that take every variant of Table 5, and per variant the
+    rationales appended to each of them."""
+    mains = rationale_mains(sample)
+    return mains, {variant: {m.id: main_rationales(sample, m.id, sel, elim) for m in mains.mains}
+                   for variant, (sel, elim) in RATIONALE_VARIANTS.items()}
+
+
 def rationale_systems(lazy: LazyLM, prompts: RulePrompts, setting: PromptSetting, sample: RuleData, *,
                       exclude_exemplar_items: bool = True) -> dict[str, System]:
     """Table 5's analog: the main questions of ``sample`` that take every variant, answered with
     each variant's rationales appended (one unit, prompt batch 0)."""
-    mains = rationale_mains(sample)
+    mains, variants = rationale_variants(sample)
     return {variant: prompting_system(lazy, prompts, setting, mains, exclude_exemplar_items=exclude_exemplar_items,
-                                      rationales={m.id: main_rationales(sample, m.id, sel, elim) for m in mains.mains})
-            for variant, (sel, elim) in RATIONALE_VARIANTS.items()}
+                                      rationales=rationales)
+            for variant, rationales in variants.items()}
 
 
 def rationale_table(runs: Mapping[str, Mapping[str, System]]) -> pd.DataFrame:
@@ -839,6 +884,17 @@ class Results(ChapterResults):
     losses: dict[str, list] = field(default_factory=dict)  # the fine-tuned encoder → one loss curve per seed
 
 
+def samples(cfg: Config, data: RuleData) -> tuple[RuleData, RuleData]:
+    """The main questions (with their subquestions) the fine-tuned models answer, and those the LMs answer."""
+    return (sample_mains(data, cfg.encoder.sample_mains, cfg.sample_seed),
+            sample_mains(data, cfg.lm.sample_mains, cfg.sample_seed))
+
+
+def alignment_sample(cfg: Config, lm_sample: RuleData) -> RuleData | None:
+    """The questions whose rationale-alignment items the encoder answers (None: the follow-up is off)."""
+    return lm_sample if cfg.analyses.alignment else None
+
+
 def run(cfg: Config, rt: Runtime) -> Results:
     """The whole chapter, in the page's order."""
     res = Results({}, {}, ClaimLog("rule"), length_bins=cfg.analyses.length_bins)
@@ -848,12 +904,11 @@ def run(cfg: Config, rt: Runtime) -> Results:
     lengths_section(res, data)
     res.tables["rule_prompts"] = prompt_table(prompts, data)
 
-    enc_sample = sample_mains(data, cfg.encoder.sample_mains, cfg.sample_seed)
-    lm_sample = sample_mains(data, cfg.lm.sample_mains, cfg.sample_seed)
+    enc_sample, lm_sample = samples(cfg, data)
     baselines = [position_baseline(data, k) for k in range(4)] + [length_baseline(data, True),
                                                                   length_baseline(data, False)]
     rows = {"Chance": chance_row(data), **{b.name: system_scores(b) for b in baselines}}
-    trained = train_models(cfg, reclor_train, data, enc_sample, lm_sample if cfg.analyses.alignment else None, rt)
+    trained = train_models(cfg, reclor_train, data, enc_sample, alignment_sample(cfg, lm_sample), rt)
     rows.update({name: seed_average(runs) for name, runs in trained.runs.items()})
     paper_t2 = papers.table("rule", "Table 2")[list(METRICS)]
     res.tables["rule_table2_trained"] = paper_vs_ours(paper_t2.loc[list(PAPER_TRAINED_ROWS)], results_table(rows))
@@ -1126,6 +1181,13 @@ def baseline_facts(rows: Mapping[str, Mapping], trained: Trained, subq_cis: Mapp
     return facts
 
 
+def prompted_setting(cfg: Config, lazy: LazyLM, prompts: RulePrompts, spec: str, sample: RuleData) -> System:
+    """One prompt setting of the chapter (``shots:family:scoring``) answered by ``lazy`` on ``sample``."""
+    return prompting_system(lazy, prompts, PromptSetting.parse(spec), sample,
+                            exclude_exemplar_items=cfg.lm.exclude_exemplar_items,
+                            max_new_tokens=cfg.lm.cot_max_new_tokens)
+
+
 def prompt_models(cfg: Config, prompts: RulePrompts, sample: RuleData, rt: Runtime) -> Prompted:
     """Every LM in every prompt setting on ``sample`` (and the alignment task); a model that cannot
     be loaded is listed, not run."""
@@ -1134,9 +1196,7 @@ def prompt_models(cfg: Config, prompts: RulePrompts, sample: RuleData, rt: Runti
         lazy = LazyLM(name, rt, max_length=cfg.lm.max_length)
         try:
             for spec in cfg.lm.settings:
-                system = prompting_system(lazy, prompts, PromptSetting.parse(spec), sample,
-                                          exclude_exemplar_items=cfg.lm.exclude_exemplar_items,
-                                          max_new_tokens=cfg.lm.cot_max_new_tokens)
+                system = prompted_setting(cfg, lazy, prompts, spec, sample)
                 out.systems[system.name] = system
             if cfg.analyses.alignment:
                 out.alignments[name] = lm_alignment(lazy, prompts, sample)
@@ -1257,21 +1317,34 @@ def alignment_section(res: Results, trained: Trained, prompted: Prompted) -> Non
         if len(ours) else "Not run in this profile.")
 
 
+def with_and_without_context(cfg: Config, prompts: RulePrompts, sample: RuleData
+                             ) -> dict[str, tuple[RulePrompts, RuleData]]:
+    """The prompts and questions as released and, under the context ablation, without the context
+    (by the suffix of the row's name)."""
+    variants = {"": (prompts, sample)}
+    if cfg.analyses.context_ablation:
+        variants[", no context"] = (prompts.without_context(), sample.without_context())
+    return variants
+
+
+def rationale_runs(cfg: Config, lazy: LazyLM, prompts: RulePrompts, spec: str, sample: RuleData
+                   ) -> dict[str, dict[str, System]]:
+    """Table 5's runs of one prompt setting: with the context and (context ablation) without it."""
+    s = PromptSetting.parse(spec)
+    return {f"{lazy.name}, {s.label}{suffix}": rationale_systems(lazy, p, s, variant_sample,
+                                                                 exclude_exemplar_items=cfg.lm.exclude_exemplar_items)
+            for suffix, (p, variant_sample) in with_and_without_context(cfg, prompts, sample).items()}
+
+
 def rationale_section(res: Results, cfg: Config, prompts: RulePrompts, sample: RuleData,
                       prompted: Prompted) -> tuple[pd.DataFrame, dict[str, dict[str, System]]]:
     """Table 5's analog (with and, under the context ablation, without the context); returns the
     rows of the settings that asked any main question, and every run's system per variant."""
     runs = {}
     if cfg.analyses.rationale_augmentation:
-        variants = {"": (prompts, sample)}
-        if cfg.analyses.context_ablation:
-            variants[", no context"] = (prompts.without_context(), sample.without_context())
         for name, lazy in prompted.lms.items():
             for spec in cfg.analyses.rationale_settings:
-                s = PromptSetting.parse(spec)
-                for suffix, (p, variant_sample) in variants.items():
-                    runs[f"{name}, {s.label}{suffix}"] = rationale_systems(
-                        lazy, p, s, variant_sample, exclude_exemplar_items=cfg.lm.exclude_exemplar_items)
+                runs |= rationale_runs(cfg, lazy, prompts, spec, sample)
     ours = rationale_table(runs)
     asked = ours[ours["main questions"] > 0] if len(ours) else ours
     if len(ours):
@@ -1290,6 +1363,12 @@ def rationale_section(res: Results, cfg: Config, prompts: RulePrompts, sample: R
     return asked, runs
 
 
+def ablation_runs(cfg: Config, lazy: LazyLM, prompts: RulePrompts, spec: str, sample: RuleData) -> dict[str, System]:
+    """Appendix M's runs of one prompt setting, by suffix: with the context and without it."""
+    return {suffix: prompted_setting(cfg, lazy, p, spec, variant_sample)
+            for suffix, (p, variant_sample) in with_and_without_context(cfg, prompts, sample).items()}
+
+
 def ablation_section(res: Results, cfg: Config, prompts: RulePrompts, data: RuleData, enc_sample: RuleData,
                      lm_sample: RuleData, reclor_train, trained: Trained, rows: Mapping[str, Mapping],
                      prompted: Prompted, rt: Runtime) -> tuple[dict, list[tuple[str, str]], dict[str, list[System]]]:
@@ -1304,13 +1383,9 @@ def ablation_section(res: Results, cfg: Config, prompts: RulePrompts, data: Rule
             ablation_rows[f"{name}, no context"] = seed_average(no_context)
             systems[name], systems[f"{name}, no context"] = trained.runs[name], no_context
             pairs.append((name, f"{name}, no context"))
-        bare = (prompts.without_context(), lm_sample.without_context(), ", no context")
         for lazy in prompted.lms.values():
             for spec in cfg.analyses.ablation_settings:
-                s = PromptSetting.parse(spec)
-                for p, sample, suffix in ((prompts, lm_sample, ""), bare):
-                    system = prompting_system(lazy, p, s, sample, exclude_exemplar_items=cfg.lm.exclude_exemplar_items,
-                                              max_new_tokens=cfg.lm.cot_max_new_tokens)
+                for suffix, system in ablation_runs(cfg, lazy, prompts, spec, lm_sample).items():
                     ablation_rows[system.name + suffix] = system_scores(system, cfg.lm.aggregation)
                     systems[system.name + suffix] = [system]
                 pairs.append((system.name, system.name + ", no context"))
@@ -1504,3 +1579,164 @@ def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trai
                  None if type_test is None or np.isnan(type_test[0]) else {"p": type_test[0]},
                  "not run" if type_test is None else f"p = {type_test[0]:.2f} over {type_test[1]} groups of types, "
                                                      f"{type_test[2]} subquestions")
+
+
+# --------------------------------------------------------------------------------------------
+# Jobs: the heavy computations of :func:`run`, one by one (:mod:`rcstudy.jobs`)
+
+
+def scored_sets(cfg: Config, encoder: bool, enc_sample: RuleData, lm_sample: RuleData) -> dict[str, list[MCItem]]:
+    """Everything the chapter asks of one fine-tuned model, in one call: its rows (the encoder also
+    the alignment items) and, under the context ablation, the same questions without the context."""
+    sets = encoder_eval_sets(enc_sample, alignment_sample(cfg, lm_sample) if encoder else None)
+    if cfg.analyses.context_ablation:
+        sets |= {f"{k}, no context": v for k, v in encoder_eval_sets(enc_sample.without_context()).items()}
+    return sets
+
+
+#: The prompted LM's passes, each ``f(cfg, lazy, prompts, spec, sample)``: a setting of Table 2,
+#: Table 5's rationale runs, Appendix M's context ablation and the alignment follow-up.
+LM_PASSES: dict[str, Callable] = {
+    "setting": prompted_setting,
+    "rationales": rationale_runs,
+    "context ablation": ablation_runs,
+    "alignment": lambda cfg, lazy, prompts, spec, sample: lm_alignment(lazy, prompts, sample),
+}
+
+
+_job_inputs: dict[str, tuple[RuleData, RulePrompts, list[MCItem] | None]] = {}
+
+
+def job_inputs() -> tuple[RuleData, RulePrompts, list[MCItem] | None]:
+    """The release, its prompts and ReClor train (None where it is missing), read once per process
+    and data directory (a worker runs many jobs)."""
+    from ..data import reclor, rule as rule_data
+    from ..settings import data_dir
+
+    if str(data_dir()) not in _job_inputs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # as in release_section and reclor_join_section
+            data = rule_data.load_rule()
+            try:
+                reclor_train = reclor.load_split("train")
+            except DataFileMissing:
+                reclor_train = None
+        _job_inputs[str(data_dir())] = (data, rule_data.load_prompts(), reclor_train)
+    return _job_inputs[str(data_dir())]
+
+
+def trained_job(cfg: Config, rt: Runtime, name: str, seed: int) -> None:
+    data, _, reclor_train = job_inputs()
+    encoder_name, setups = trained_setups(cfg)
+    setup = next(s for s in setups[name] if s.seed == seed)
+    encoder_logits(setup, reclor_train, data, scored_sets(cfg, name == encoder_name, *samples(cfg, data)), rt)
+
+
+def lm_job(cfg: Config, rt: Runtime, model: str, analysis: str, spec: str | None = None) -> None:
+    data, prompts, _ = job_inputs()
+    LM_PASSES[analysis](cfg, LazyLM(model, rt, max_length=cfg.lm.max_length), prompts, spec, samples(cfg, data)[1])
+
+
+def lm_tokens(texts: Sequence[str], options: Sequence[Sequence[str]], scoring: str, max_length: int,
+              max_new_tokens: int) -> int:
+    """Estimated tokens an LM reads for ``texts`` (each distinct prompt once, as :func:`lm_predict`
+    asks): the prompt for a letter's probability, prompt and option for each option's likelihood,
+    the prompt and up to ``max_new_tokens`` generated tokens for a generated answer."""
+    unique = list(dict.fromkeys(zip(texts, map(tuple, options))))
+    if scoring == "option":
+        return option_tokens([f"{t} {o}" for t, opts in unique for o in opts], max_length)
+    return option_tokens([t for t, _ in unique], max_length) + (max_new_tokens * len(unique) if scoring == "generate" else 0)
+
+
+def lm_pass_tokens(cfg: Config, analysis: str, prompts: RulePrompts, spec: str | None, sample: RuleData
+                   ) -> tuple[int, int]:
+    """Questions asked and estimated tokens of one pass of :data:`LM_PASSES`; an ablation's run with
+    the context that is also a setting of Table 2 reads that setting's cache entry and costs nothing."""
+    if analysis == "alignment":
+        items, texts = alignment_prompts(prompts, sample)
+        return len(items), lm_tokens(texts, [it.options for it in items], "letter", cfg.lm.max_length, 0)
+    setting, new_tokens = PromptSetting.parse(spec), cfg.lm.cot_max_new_tokens
+    variants = with_and_without_context(cfg, prompts, sample)
+    if analysis == "setting":
+        asks = [(prompts, sample, None)]
+    elif analysis == "rationales":
+        new_tokens = ANSWER_TOKENS  # rationale_systems reads short answers
+        asks = []
+        for p, s in variants.values():
+            mains, by_variant = rationale_variants(s)
+            asks += [(p, mains, rationales) for rationales in by_variant.values()]
+    else:
+        asks = [(p, s, None) for suffix, (p, s) in variants.items() if suffix or spec not in cfg.lm.settings]
+    questions = tokens = 0
+    for p, s, rationales in asks:
+        asked = setting_prompts(p, setting, s, exclude_exemplar_items=cfg.lm.exclude_exemplar_items, rationales=rationales)
+        questions += len(asked.items)
+        tokens += lm_tokens(asked.texts, [it.options for it in asked.items], setting.scoring, cfg.lm.max_length,
+                            new_tokens)
+    return questions, tokens
+
+
+def unifiedqa_tokens(items: Sequence[MCItem], max_src_len: int, max_tgt_len: int, *, every_option: bool) -> int:
+    """Estimated tokens of a text-to-text model's UnifiedQA inputs (question, options and context,
+    cut at ``max_src_len``) with the gold option as target (training) or with each option (scoring)."""
+    rows = [(f"{it.question} {' '.join(it.options)} {it.context}", option)
+            for it in items for option in (it.options if every_option else [it.options[it.label]])]
+    return option_tokens([src for src, _ in rows], max_src_len) + option_tokens([o for _, o in rows], max_tgt_len)
+
+
+def shares_reclor_model(setup: EncoderSetup) -> bool:
+    """Whether a setup is the shared ReClor model (:mod:`rcstudy.experiments.shared`), which the
+    ReClor chapter's jobs train: on all of ReClor train without RULE's main questions."""
+    return setup.cfg == shared.RECLOR_ENCODER and setup.train_questions is None
+
+
+def jobs(cfg: Config) -> list[Job]:
+    """Every fine-tuning and LM pass of :func:`run`, as jobs that fill the cache entries it reads:
+    each fine-tuned model per seed, trained once and scored on every set the chapter asks of it
+    (the shared ReClor model is trained by the ReClor chapter's jobs: here it is only scored), and
+    each prompted LM per setting of Table 2, rationale setting of Table 5, context-ablation
+    setting and the alignment follow-up. Nothing is fine-tuned without ReClor train."""
+    from ..models.mc import MCConfig
+    from ..models.registry import split_revision
+
+    data, prompts, reclor_train = job_inputs()
+    enc_sample, lm_sample = samples(cfg, data)
+    encoder_name, setups = trained_setups(cfg)
+    fine_tuned = setups.items() if reclor_train is not None else ()  # nothing is fine-tuned without ReClor train
+    out = []
+    for name, model_setups in fine_tuned:
+        sets = scored_sets(cfg, name == encoder_name, enc_sample, lm_sample)
+        scored = [it for items in sets.values() for it in items]
+        for setup in model_setups:
+            train, c = training_questions(setup, reclor_train, data), setup.cfg
+            if isinstance(c, MCConfig):
+                train_tokens = round(mc_tokens(train, "CQA", c.max_length) * c.epochs)
+                score_tokens = mc_tokens(scored, "CQA", c.max_length)
+            else:
+                train_tokens = round(unifiedqa_tokens(train, c.max_src_len, c.max_tgt_len, every_option=False) * c.epochs)
+                score_tokens = unifiedqa_tokens(scored, c.max_src_len, c.max_tgt_len, every_option=True)
+            shared_model = shares_reclor_model(setup)
+            kind = "" if name == encoder_name else " text to text"
+            out.append(Job(Config.chapter, "score" if shared_model else "train",
+                           f"{split_revision(c.model)[0]}{kind} seed {setup.seed}",
+                           c.model, "CQA", setup.seed, items=len(train), epochs=0.0 if shared_model else c.epochs,
+                           train_tokens=0 if shared_model else train_tokens, score_tokens=score_tokens,
+                           step="trained_job", arguments={"name": name, "seed": setup.seed},
+                           note="the shared ReClor model, trained by the ReClor chapter's jobs" if shared_model else ""))
+    a = cfg.analyses
+    passes = [("setting", spec) for spec in cfg.lm.settings]
+    passes += [("rationales", spec) for spec in a.rationale_settings] if a.rationale_augmentation else []
+    passes += [("context ablation", spec) for spec in a.ablation_settings] if a.context_ablation else []
+    passes += [("alignment", None)] if a.alignment else []
+    for model in cfg.lm.models:
+        short = split_revision(model)[0]
+        for analysis, spec in passes:
+            questions, tokens = lm_pass_tokens(cfg, analysis, prompts, spec, lm_sample)
+            generated = spec is not None and PromptSetting.parse(spec).scoring == "generate"
+            name = f"{short} {spec}" if analysis == "setting" else f"{short} {analysis} {spec or ''}".rstrip()
+            # an ablation's run with the context is that setting's run, when it is one: read, not recomputed
+            after = (f"{short} {spec}",) if analysis == "context ablation" and spec in cfg.lm.settings else ()
+            out.append(Job(Config.chapter, "generate" if generated else "score", name, model, spec or "alignment",
+                           items=questions, score_tokens=tokens, step="lm_job",
+                           arguments={"model": model, "analysis": analysis, "spec": spec}, after=after))
+    return out

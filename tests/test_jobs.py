@@ -1,0 +1,198 @@
+"""A chapter's jobs: their enumeration matches what the chapter computes, the GPU-hour plan's
+arithmetic, and the plan command's errors."""
+
+from __future__ import annotations
+
+import json
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from rcstudy import bench, cache, cli, cluster, plan, runtime
+from rcstudy.jobs import Job
+
+BERT_BASE_PARAMS = 12 * (4 * 768 * 768 + 2 * 768 * 3072)  # 84,934,656 matmul parameters
+
+
+@pytest.fixture
+def no_gpu_results(tmp_path):
+    """A results folder without a CUDA benchmark: the assumed utilisation applies."""
+    return tmp_path / "results"
+
+
+def test_flops_are_6_n_tokens_to_train_and_2_n_tokens_to_score(no_gpu_results):
+    job = Job("demo", "train", "one run", "bert-base-uncased@abc", train_tokens=1_000_000, score_tokens=500_000)
+    table = plan.plan_table([job], "a100", no_gpu_results)
+    flops = 6 * 84_934_656 * 1_000_000 + 2 * 84_934_656 * 500_000  # 5.94542592e14
+    assert plan.model_size("bert-base-uncased").params == BERT_BASE_PARAMS
+    assert table.loc["one run", "PFLOPs"] == pytest.approx(0.594542592)
+    assert table.loc["one run", "GPU hours"] == pytest.approx(flops / (312e12 * 0.30 * 3600))  # ≈ 0.00176
+    assert table.loc["one run", "model"] == "bert-base-uncased"  # shown without its pin
+    assert table.attrs["utilisation"] == plan.ASSUMED_UTILISATION
+    assert "assumed 30%" in plan.describe_plan(table)
+
+
+def test_a_measured_gpu_utilisation_replaces_the_assumption(no_gpu_results):
+    no_gpu_results.mkdir()
+    (no_gpu_results / "cuda.json").write_text(json.dumps({"flops": {"ours": {"fraction_of_peak": 0.6}}}))
+    job = Job("demo", "score", "scoring", "bert-base-uncased", score_tokens=10**9)
+    table = plan.plan_table([job], "h100", no_gpu_results)
+    assert table.attrs["utilisation"] == 0.6
+    assert "measured by the benchmark on CUDA" in table.attrs["utilisation_source"]
+    assert table.loc["scoring", "GPU hours"] == pytest.approx(2 * BERT_BASE_PARAMS * 1e9 / (989e12 * 0.6 * 3600))
+
+
+def test_parameter_counts_are_the_benchmarks_matmul_count():
+    """6·N per token is the benchmark's training count less its attention-score term (~3% at 128 tokens)."""
+    config = SimpleNamespace(hidden_size=768, intermediate_size=3072, num_hidden_layers=12)
+    counted = bench.encoder_flops(config, sequences=10, length=128)
+    assert 6 * plan.model_size("roberta-base").params * 10 * 128 == pytest.approx(counted, rel=0.04)
+
+
+def test_work_of_unknown_size_is_not_counted(no_gpu_results):
+    jobs = [Job("demo", "train", "a reader", "sar", items=10, epochs=2),
+            Job("demo", "train", "known", "minilm-l6", train_tokens=1000)]
+    table = plan.plan_table(jobs, "h100", no_gpu_results)
+    assert math.isnan(table.loc["a reader", "PFLOPs"])
+    assert table["PFLOPs"].sum() == pytest.approx(6 * plan.model_size("minilm-l6").params * 1000 / 1e15)
+
+
+def test_every_model_of_the_full_profiles_has_a_size(fixture_data):
+    unknown = {job.model for chapter in plan.planned_chapters() for job in plan.chapter_jobs(chapter, "full")
+               if plan.model_size(job.model) is None}
+    assert unknown <= {"sar", "ga", "comatch", "fastText", "Bi-LSTM", "ASReader", "DocQA-lite", "features"}  # from scratch
+
+
+def test_plan_totals_cover_every_chapter(fixture_data, no_gpu_results):
+    chapters = plan.planned_chapters()
+    totals = plan.plan_totals(chapters, "full", "h100", no_gpu_results)
+    assert list(totals.index) == [*chapters, "total"]
+    assert {"reclor", "record", "logiqa", "metalogic", "rule"} <= set(chapters)
+    hours = totals["GPU hours"]
+    assert all(math.isfinite(h) and h > 0 for h in hours), hours  # every chapter is split and estimated
+    assert hours["total"] == pytest.approx(hours[chapters].sum())
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plan", "reclr"], "unknown chapter 'reclr'; did you mean 'reclor'?"),
+    (["plan", "logiqa", "--gpu", "h10"], "unknown GPU 'h10'; did you mean 'h100'?"),
+    (["plan", "logiqa", "-p", "encoder.seedz=[1]"], "did you mean 'encoder.seeds'?"),
+])
+def test_plan_mistakes_are_one_line_naming_the_closest_choice(argv, message, capsys, fixture_data):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_plan_prints_the_jobs_and_the_totals(capsys, fixture_data):
+    assert cli.main(["plan", "logiqa", "--profile", "smoke", "--gpu", "a100"]) == 0
+    out = capsys.readouterr().out
+    assert "encoder tiny-bert seed 0" in out and "transfer ReClor → LogiQA seed 0" in out
+    assert "total: 10 jobs" in out and "GPU hours on a100" in out and "utilisation: assumed 30%" in out
+
+
+def test_logiqa_jobs_are_every_run_of_the_chapter(fixture_data):
+    cfg = plan.chapter_config("logiqa", "smoke")
+    jobs = {j.name: j for j in plan.chapter_module("logiqa").jobs(cfg)}
+    assert sorted(jobs) == sorted(
+        [f"reader {r} seed 0" for r in cfg.readers.names] + ["encoder tiny-bert seed 0"]
+        + [f"ablation {a} seed 0" for a in cfg.ablations]
+        + ["transfer ReClor seed 0", "transfer ReClor → LogiQA seed 0", "zero-shot tiny-llama"])
+    assert jobs["transfer ReClor → LogiQA seed 0"].after == ("transfer ReClor seed 0",)  # continues its model
+    assert jobs["ablation options only seed 0"].input == "A"
+    assert all(j.step for j in jobs.values())
+
+
+def test_reclor_jobs_are_every_fine_tuning_with_its_folds(fixture_data):
+    cfg = plan.chapter_config("reclor", "smoke", {"encoder.option_only_mode": "finetune"})
+    jobs = plan.chapter_module("reclor").jobs(cfg)
+    runnable = [j for j in jobs if j.step]
+    option_only = len(cfg.seeds) * (1 + cfg.crossfit.folds)
+    table7 = sum(len(cfg.seeds_of(m)) for m, _ in cfg.table7_runs() if cfg.finetunes(m))
+    assert len(runnable) == option_only + table7
+    assert {j.fold for j in runnable if j.step == "cross_fit_job"} == set(range(cfg.crossfit.folds))
+    assert {j.model for j in jobs if not j.step} == {"fastText", "Bi-LSTM"}  # trained from scratch, in the notebook
+
+
+def test_rule_jobs_are_every_fine_tuning_and_lm_pass(fixture_data):
+    cfg = plan.chapter_config("rule", "smoke")
+    jobs = {j.name: j for j in plan.chapter_module("rule").jobs(cfg)}
+    passes = ([f"tiny-llama {s}" for s in cfg.lm.settings]
+              + [f"tiny-llama rationales {s}" for s in cfg.analyses.rationale_settings]
+              + [f"tiny-llama context ablation {s}" for s in cfg.analyses.ablation_settings] + ["tiny-llama alignment"])
+    assert sorted(jobs) == sorted(["tiny-bert seed 0", "tiny-bert text to text seed 0", *passes])
+    assert jobs["tiny-bert seed 0"].train_tokens > 0 and jobs["tiny-llama alignment"].score_tokens > 0
+    assert jobs["tiny-llama 0:zero_shot_cot:generate"].kind == "generate"
+    # its run with the context is the setting's cache entry: it waits for it, and costs only the run without
+    ablation, setting = jobs["tiny-llama context ablation 5:subq:letter"], jobs["tiny-llama 5:subq:letter"]
+    assert ablation.after == (setting.name,) and ablation.score_tokens < setting.score_tokens
+    assert all(j.step and j.train_tokens + j.score_tokens > 0 for j in jobs.values())
+
+
+def test_rule_scores_the_shared_reclor_model_without_training_it(fixture_data):
+    cfg = plan.chapter_config("rule", "quick")
+    (encoder,) = [j for j in plan.chapter_module("rule").jobs(cfg) if j.step == "trained_job"]
+    assert encoder.kind == "score" and encoder.train_tokens == 0 and "ReClor chapter" in encoder.note
+    assert encoder.score_tokens > 0
+
+
+def test_record_jobs_are_every_reader_per_seed_and_the_lm(fixture_data):
+    cfg = plan.chapter_config("record", "smoke", {"seeds": [0, 1]})
+    jobs = {j.name: j for j in plan.chapter_module("record").jobs(cfg)}
+    per_seed = ["encoder ranker", "ASReader", "DocQA-lite w/o ELMo", "DocQA-lite w/ ELMo", "span extractor"]
+    assert sorted(jobs) == sorted(["LM tiny-llama", *(f"{r} seed {s}" for r in per_seed for s in (0, 1))])
+    assert jobs["DocQA-lite w/ ELMo seed 1"].model == cfg.docqa.elmo_model  # its frozen features are counted
+    assert plan.model_size(jobs["ASReader seed 0"].model) is None  # trained from scratch
+
+
+def test_metalogic_jobs_are_every_fine_tuning_scale_run_and_few_shot(fixture_data):
+    cfg = plan.chapter_config("metalogic", "smoke")
+    jobs = {j.name: j for j in plan.chapter_module("metalogic").jobs(cfg)}
+    assert sorted(jobs) == sorted(["All-at-Once seed 0", "Multitask seed 0", "All-at-Once seed 0, 50% of train",
+                                   "All-at-Once seed 1, 50% of train", "All-at-Once seed 1, 100% of train",
+                                   "few-shot tiny-llama", "feature model"])  # seed 0 on all of train: its main run
+    assert jobs["All-at-Once seed 1, 100% of train"].arguments == {"method": "once", "seed": 1, "ratio": 1.0}
+    assert jobs["few-shot tiny-llama"].kind == "generate" and jobs["Multitask seed 0"].train_tokens > 0
+
+
+def chapter_misses(chapter: str, overrides: dict) -> dict[str, int]:
+    """Run the chapter's jobs, then the chapter: what the chapter still computed, by cache entry name."""
+    cfg = plan.chapter_config(chapter, "smoke", overrides)
+    module = plan.chapter_module(chapter)
+    cluster.run_jobs(module.jobs(cfg), cfg)
+    cache.misses.clear()
+    module.run(cfg, runtime.setup())
+    return dict(cache.misses)
+
+
+@pytest.mark.slow
+def test_after_its_jobs_logiqa_computes_nothing(fixture_data, isolated_cache, monkeypatch):
+    monkeypatch.setenv("RCSTUDY_PROGRESS", "off")
+    assert chapter_misses("logiqa", {"readers.names": ["sar"], "ablations": ["options only"]}) == {}
+
+
+@pytest.mark.slow
+def test_after_its_jobs_reclor_fine_tunes_nothing(fixture_data, isolated_cache, monkeypatch):
+    monkeypatch.setenv("RCSTUDY_PROGRESS", "off")
+    misses = chapter_misses("reclor", {"encoder.option_only_mode": "finetune", "seeds": [1],
+                                       "main_models": ["tiny-bert"]})
+    assert not {name for name in misses if name.startswith("mc_")}  # fastText and the Bi-LSTM stay in the notebook
+
+
+@pytest.mark.slow
+def test_after_its_jobs_rule_computes_nothing(fixture_data, isolated_cache, monkeypatch):
+    monkeypatch.setenv("RCSTUDY_PROGRESS", "off")
+    assert chapter_misses("rule", {}) == {}
+
+
+@pytest.mark.slow
+def test_after_its_jobs_record_computes_only_its_statistics(fixture_data, isolated_cache, monkeypatch):
+    monkeypatch.setenv("RCSTUDY_PROGRESS", "off")
+    assert set(chapter_misses("record", {})) <= {"record_table1", "record_checks"}  # counts, no model
+
+
+@pytest.mark.slow
+def test_after_its_jobs_metalogic_computes_nothing(fixture_data, isolated_cache, monkeypatch):
+    monkeypatch.setenv("RCSTUDY_PROGRESS", "off")
+    assert chapter_misses("metalogic", {}) == {}
