@@ -923,7 +923,7 @@ def systems(cfg: Config, data: LogiQAData, rt: Runtime) -> tuple[Systems, str | 
     return Systems(majority_system(data), rules, readers, main, extra, lm, ablations, transfer, source_n), missing
 
 
-def setting_facts(cfg: Config, s: Systems, data: LogiQAData, profile: str | None) -> dict:
+def setting_facts(cfg: Config, s: Systems, profile: str | None) -> dict:
     """How the trained rows were trained and scored, in words (the "how our setting differs" notes)."""
     enc = cfg.encoder
     sizes = {"reader training questions": cfg.readers.n_train, "encoder training questions": enc.n_train,
@@ -947,8 +947,6 @@ def setting_facts(cfg: Config, s: Systems, data: LogiQAData, profile: str | None
         "logiqa_dev_n": int(s.main.evaluated("en-eval").sum()),
         "logiqa_sizes_text": (f"{run} subsamples the trained rows: " + ", ".join(cut) + " (the full profile uses all "
                               "of them)." if cut else f"{run} trains and scores every row on all of its data."),
-        "logiqa_plm_gain": f"{len(data.train.items) / enc.n_train:.0f} times more training data" if enc.n_train
-        else "more epochs on the same training data",
     }
 
 
@@ -1235,7 +1233,7 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
     tables["logiqa_trained"] = learning.table(list(checks.values()))
     facts["logiqa_loss_warnings"] = Markdown(learning.warnings_text(list(checks.values())))
     acc = {x.name: score(x, data, "en-test") for x in s.table3}
-    facts |= setting_facts(cfg, s, data, profile) | results_facts(s, acc) | lm_facts(s, data)
+    facts |= setting_facts(cfg, s, profile) | results_facts(s, acc) | lm_facts(s, data)
     ours_t3, paper_t3 = table3(s, data)
     tables["logiqa_table3"] = paper_vs_ours(paper_t3, ours_t3)
     tables["logiqa_table3_test"] = detail_table(s.table3, data)
