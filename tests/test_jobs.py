@@ -196,3 +196,16 @@ def test_after_its_jobs_record_computes_only_its_statistics(fixture_data, isolat
 def test_after_its_jobs_metalogic_computes_nothing(fixture_data, isolated_cache, monkeypatch):
     monkeypatch.setenv("RCSTUDY_PROGRESS", "off")
     assert chapter_misses("metalogic", {}) == {}
+
+
+def test_a_transfer_row_counts_only_the_stage_it_trains(fixture_data):
+    """ReClor → LogiQA continues the ReClor-only row's cached model: its tokens are LogiQA's alone."""
+    from rcstudy.experiments import logiqa
+
+    cfg = logiqa.Config.load("smoke", {"transfer.then_logiqa": True})
+    jobs = {j.name: j for j in logiqa.jobs(cfg)}
+    seed = cfg.encoder.seeds[0]
+    then = jobs[f"transfer ReClor → LogiQA seed {seed}"]
+    own = next(j for j in jobs.values() if j.name.startswith("encoder ") and j.seed == seed)
+    assert then.after == (f"transfer ReClor seed {seed}",)
+    assert then.train_tokens == own.train_tokens > 0 and then.items == own.items and then.epochs == own.epochs

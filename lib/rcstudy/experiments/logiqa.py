@@ -1348,12 +1348,14 @@ def jobs(cfg: Config) -> list[Job]:
                            arguments={"name": name, "seed": seed}))
     scored = mc_tokens([it for items in transfer_eval_sets(data, cfg.sizes).values() for it in items], "CQA", enc.max_length)
     for row, stages in enumerate(transfer_stages(cfg, data)):
-        epochs = [cfg.transfer.source_epochs, enc.epochs][:len(stages)]
-        tokens = sum(mc_tokens(items, "CQA", enc.max_length) * e for items, e in zip(stages, epochs))
+        # the second row continues the first row's cached model: only its LogiQA stage is trained here
+        trained = list(zip(stages, [cfg.transfer.source_epochs, enc.epochs]))[row:]
+        tokens = sum(mc_tokens(items, "CQA", enc.max_length) * e for items, e in trained)
         for seed in enc.seeds:
-            source_only = f"transfer ReClor seed {seed}"  # the first row: the model the second continues
+            source_only = f"transfer ReClor seed {seed}"
             out.append(Job(P, "train", [source_only, f"transfer ReClor → LogiQA seed {seed}"][row], enc.model, "CQA",
-                           seed, items=sum(map(len, stages)), epochs=sum(epochs), train_tokens=round(tokens),
+                           seed, items=sum(len(items) for items, _ in trained), epochs=sum(e for _, e in trained),
+                           train_tokens=round(tokens),
                            score_tokens=scored, step="transfer_job", arguments={"row": row, "seed": seed},
                            after=(source_only,) if row else ()))
     _, items = lm_items(data, cfg.lm, cfg.sizes)
