@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Any, Callable, Literal, Sequence, TypeVar
+
+T = TypeVar("T")
 
 Kind = Literal["train", "score", "generate"]
 
@@ -45,6 +47,20 @@ class Job:
     arguments: dict = field(default_factory=dict)
     after: tuple[str, ...] = ()
     note: str = ""
+
+
+_loaded: dict[tuple, Any] = {}
+
+
+def loaded_once(load: Callable[..., T], *args) -> T:
+    """``load(*args)`` read once per process, arguments and data directory: a worker runs many
+    jobs of a chapter, and each would otherwise read the same data again."""
+    from .settings import data_dir
+
+    key = (load, args, str(data_dir()))
+    if key not in _loaded:
+        _loaded[key] = load(*args)
+    return _loaded[key]
 
 
 def option_tokens(texts: Sequence[str], max_length: int | None = None) -> int:

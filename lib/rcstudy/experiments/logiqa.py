@@ -33,7 +33,7 @@ from ..data import logiqa as lq
 from ..data import reclor
 from ..data.records import MCItem
 from ..errors import DataFileMissing
-from ..jobs import Job, mc_tokens, option_tokens
+from ..jobs import Job, loaded_once, mc_tokens, option_tokens
 from ..models import mc
 from ..models.registry import split_revision
 from ..models.sequential import finetune_stages_predict
@@ -1275,17 +1275,9 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
 # Jobs: the heavy computations of :func:`run`, one by one (:mod:`rcstudy.jobs`)
 
 
-_job_data: dict[tuple, LogiQAData] = {}
-
-
 def job_data(dataset: Dataset) -> LogiQAData:
-    """:func:`load_data`, read once per process and data directory (a worker runs many jobs)."""
-    from ..settings import data_dir
-
-    memo_key = (dataset, str(data_dir()))
-    if memo_key not in _job_data:
-        _job_data[memo_key] = load_data(dataset)
-    return _job_data[memo_key]
+    """:func:`load_data`, read once per process (:func:`rcstudy.jobs.loaded_once`)."""
+    return loaded_once(load_data, dataset)
 
 
 def transfer_stages(cfg: Config, data: LogiQAData) -> list[list[Sequence[MCItem]]]:

@@ -21,7 +21,7 @@ from ..baselines import metalogic_rules as rules
 from ..config import ChapterConfig, param, section
 from ..data import metalogic as ml
 from ..data.metalogic import Metagraph, Prediction
-from ..jobs import Job, option_tokens
+from ..jobs import Job, loaded_once, option_tokens
 from ..metrics import metalogic as mm
 from ..models import metagraph as gen
 from ..models.registry import split_revision
@@ -802,16 +802,9 @@ def run(cfg: Config, rt: Runtime) -> Results:
 # Jobs: the heavy computations of :func:`run`, one by one (:mod:`rcstudy.jobs`)
 # ---------------------------------------------------------------------------------------------
 
-_job_splits: dict[str, dict[str, list[Metagraph]]] = {}
-
-
 def job_splits() -> dict[str, list[Metagraph]]:
-    """:func:`load_splits`, read once per process and data directory (a worker runs many jobs)."""
-    from ..settings import data_dir
-
-    if str(data_dir()) not in _job_splits:
-        _job_splits[str(data_dir())] = load_splits()
-    return _job_splits[str(data_dir())]
+    """:func:`load_splits`, read once per process (:func:`rcstudy.jobs.loaded_once`)."""
+    return loaded_once(load_splits)
 
 
 def generator_sets(cfg: Config, splits, g: Generated, method: str, seed: int) -> dict[str, list[Metagraph]]:

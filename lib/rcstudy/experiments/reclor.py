@@ -36,7 +36,7 @@ from ..baselines import bilstm, ngram
 from ..config import ChapterConfig, ConfigError, param, section
 from ..data import dataset_file, reclor
 from ..data.records import MCItem
-from ..jobs import Job, mc_tokens
+from ..jobs import Job, loaded_once, mc_tokens
 from ..models import load_tokenizer, mc, option_runs
 from ..models.registry import split_revision
 from ..report import ChapterResults, ClaimLog
@@ -908,16 +908,9 @@ def run(cfg: Config, rt: Runtime) -> Results:
 # Jobs: the heavy computations of :func:`run`, one by one (:mod:`rcstudy.jobs`)
 
 
-_job_splits: dict[str, dict[str, list[MCItem]]] = {}
-
-
 def job_runner(cfg: Config, rt: Runtime) -> Runner:
-    """A :class:`Runner` over the splits, read once per process and data directory (a worker runs many jobs)."""
-    from ..settings import data_dir
-
-    if str(data_dir()) not in _job_splits:
-        _job_splits[str(data_dir())] = load_splits()
-    return Runner(cfg, _job_splits[str(data_dir())], rt)
+    """A :class:`Runner` over the splits, read once per process (:func:`rcstudy.jobs.loaded_once`)."""
+    return Runner(cfg, loaded_once(load_splits), rt)
 
 
 def table7_job(cfg: Config, rt: Runtime, family: str, fields: str, seed: int) -> None:

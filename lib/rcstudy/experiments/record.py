@@ -35,7 +35,7 @@ from ..config import ChapterConfig, param, section
 from ..data import hub
 from ..data.record import HIGHLIGHT, PLACEHOLDER, RecordData, load_record
 from ..data.records import ClozeQuery
-from ..jobs import Job, mc_tokens, option_tokens
+from ..jobs import Job, loaded_once, mc_tokens, option_tokens
 from ..metrics.record import (Scores, candidate_scores, evaluate, exact_match_score, f1_score,
                               normalize_answer)
 from ..models import mc
@@ -751,18 +751,10 @@ def run(cfg: Config, rt: Runtime) -> Results:
 
 # --------------------------------------------------------------------------- jobs (rcstudy.jobs)
 
-_job_data: dict[tuple[str, str], RecordData] = {}
-
-
 def job_queries(cfg: Config) -> tuple[list[ClozeQuery], list[ClozeQuery]]:
-    """The training and evaluation queries, read once per process, data source and data directory
-    (a worker runs many jobs)."""
-    from ..settings import data_dir
-
-    memo_key = (cfg.data_source, str(data_dir()))
-    if memo_key not in _job_data:
-        _job_data[memo_key] = load_record(source=cfg.data_source)
-    data = _job_data[memo_key]
+    """The training and evaluation queries, the data read once per process and data source
+    (:func:`rcstudy.jobs.loaded_once`)."""
+    data = loaded_once(load_record, None, cfg.data_source)
     return training_queries(cfg, data), data.eval
 
 

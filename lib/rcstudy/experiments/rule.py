@@ -26,7 +26,7 @@ from ..config import ChapterConfig, param, section
 from ..data.records import MCItem
 from ..data.rule import NONE_OPTION, RuleData, RulePrompts, exemplar_keys
 from ..errors import DataFileMissing, ModelUnavailable
-from ..jobs import Job, mc_tokens, option_tokens
+from ..jobs import Job, loaded_once, mc_tokens, option_tokens
 from ..metrics.rule import GIVEN_MAIN_RIGHT, METRICS, aggregate, chance_scores, none_scores, rule_scores
 from ..models.rule_lm import LazyLM, lm_predict
 from ..papers.rule import TYPE_MIN_SUBQUESTIONS
@@ -1604,25 +1604,23 @@ LM_PASSES: dict[str, Callable] = {
 }
 
 
-_job_inputs: dict[str, tuple[RuleData, RulePrompts, list[MCItem] | None]] = {}
-
-
 def job_inputs() -> tuple[RuleData, RulePrompts, list[MCItem] | None]:
     """The release, its prompts and ReClor train (None where it is missing), read once per process
-    and data directory (a worker runs many jobs)."""
-    from ..data import reclor, rule as rule_data
-    from ..settings import data_dir
+    (:func:`rcstudy.jobs.loaded_once`)."""
+    return loaded_once(_read_job_inputs)
 
-    if str(data_dir()) not in _job_inputs:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # as in release_section and reclor_join_section
-            data = rule_data.load_rule()
-            try:
-                reclor_train = reclor.load_split("train")
-            except DataFileMissing:
-                reclor_train = None
-        _job_inputs[str(data_dir())] = (data, rule_data.load_prompts(), reclor_train)
-    return _job_inputs[str(data_dir())]
+
+def _read_job_inputs() -> tuple[RuleData, RulePrompts, list[MCItem] | None]:
+    from ..data import reclor, rule as rule_data
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # as in release_section and reclor_join_section
+        data = rule_data.load_rule()
+        try:
+            reclor_train = reclor.load_split("train")
+        except DataFileMissing:
+            reclor_train = None
+    return data, rule_data.load_prompts(), reclor_train
 
 
 def trained_job(cfg: Config, rt: Runtime, name: str, seed: int) -> None:
