@@ -80,6 +80,17 @@ def test_pooled_takes_the_split_holding_most_subquestions(data):
         ex.system_scores(system, "median")
 
 
+def test_a_sample_without_subquestions_scores_n_a_and_ranks_last(data):
+    # a language-model sample of main questions none of which has subquestions (a small -p lm.items)
+    system = ex.System("s", "zero-shot", [ex.Evaluation(1, {"train_1": 0}, {}), ex.Evaluation(2, {"train_1": 2}, {})],
+                       data.subset(["train_1"]))
+    scores = ex.system_scores(system, "per_split_mean")
+    assert np.isnan(scores["SubQ"]) and scores["MainQ"].mean == pytest.approx(50)
+    rows = {"a": scores, "b": {**scores, "MainQ": 80.0}, "c": {**scores, "SubQ": 10.0}}
+    assert ex.best_by_subq(rows) == "c"  # any SubQ beats none
+    assert ex.best_by_subq({"a": rows["a"], "b": rows["b"]}) == "b"  # no SubQ anywhere: MainQ decides
+
+
 def test_position_baseline_and_none(data):
     last = ex.position_baseline(data, 3)
     scores = ex.system_scores(last)

@@ -86,3 +86,8 @@ def test_accuracy():
     assert accuracy([0, 1, 2, 3], [0, 1, 0, 0]) == 0.5
     with pytest.raises(ValueError):
         accuracy([0], [0, 1])
+
+
+def test_aggregate_keeps_a_metric_that_no_split_has():
+    agg = aggregate([{"SubQ": float("nan"), "MainQ": 50.0}, {"SubQ": float("nan"), "MainQ": 70.0}], ["SubQ", "MainQ"])
+    assert math.isnan(agg["SubQ"]) and agg["MainQ"].mean == pytest.approx(60)

@@ -11,6 +11,7 @@ computes everything the page shows (tables, quoted facts, figure data, claim evi
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from collections import Counter
@@ -1217,7 +1218,12 @@ def settings_labels(specs: Sequence[str]) -> str:
 
 
 def best_by_subq(rows: Mapping[str, Mapping]) -> str:
-    return max(rows, key=lambda n: numeric(rows[n]["SubQ"]))
+    """The row with the highest SubQ accuracy; rows without one (a sample with no subquestions)
+    rank last, and MainQ breaks ties."""
+    def rank(name: str) -> tuple[bool, float, float]:
+        sub, main = numeric(rows[name]["SubQ"]), numeric(rows[name]["MainQ"])
+        return (not math.isnan(sub), -math.inf if math.isnan(sub) else sub, -math.inf if math.isnan(main) else main)
+    return max(rows, key=rank)
 
 
 def prompting_facts(cfg: Config, prompted: Prompted, lm_rows: Mapping[str, Mapping], sample: RuleData) -> dict:

@@ -109,11 +109,11 @@ def none_scores(sub_has_none: Sequence[bool], sub_none_correct: Sequence[bool],
     }
 
 
-def aggregate(per_split: Sequence[Mapping[str, float]], keys: Sequence[str] = METRICS) -> dict[str, MeanSD]:
-    """Mean ± sd over splits of each metric (NaN entries, e.g. an empty group, are skipped)."""
-    out = {}
+def aggregate(per_split: Sequence[Mapping[str, float]], keys: Sequence[str] = METRICS) -> dict[str, MeanSD | float]:
+    """Mean ± sd over splits of each metric (NaN entries, e.g. an empty group, are skipped; a
+    metric that is NaN in every split, e.g. SubQ of a sample without subquestions, stays NaN)."""
+    out: dict[str, MeanSD | float] = {}
     for k in keys:
         values = [s[k] for s in per_split if k in s and not np.isnan(s[k])]
-        if values:
-            out[k] = mean_sd(values)
+        out[k] = mean_sd(values) if values else float("nan")
     return out
