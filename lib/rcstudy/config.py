@@ -17,7 +17,6 @@ list), ``dict[str, X]`` (merged key by key) and nested sections (merged field by
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import keyword
 import os
 import re
@@ -29,6 +28,7 @@ from typing import Any, ClassVar, Literal, Mapping
 
 import yaml
 
+from .errors import closest, did_you_mean
 from .settings import PROJECT_ROOT, chapters_dir
 
 PROFILES = ("smoke", "quick", "full")
@@ -123,9 +123,8 @@ def _coerce(value: Any, tp, where: str) -> Any:
     if origin is Literal:
         if value in args:
             return value
-        close = difflib.get_close_matches(str(value), [str(a) for a in args], n=1)
         raise ConfigError(f"parameter {where!r} expects one of {', '.join(map(str, args))}, got {value!r}"
-                          + (f"; did you mean {close[0]!r}?" if close else ""))
+                          + did_you_mean(closest(value, args)))
     if tp is bool:
         if isinstance(value, bool):
             return value
@@ -199,12 +198,11 @@ def unknown_name(name: str, cls: type, where: str = "") -> ConfigError:
     """The error for a name the config does not have, with the closest valid one."""
     root = getattr(cls, "chapter", None)
     candidates = dotted_names(cls, f"{where}." if where else "")
-    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.5)
     last = name.rsplit(".", 1)[-1]
-    if not close:  # a right field name in the wrong section: suggest where it lives
-        close = [c for c in candidates if c.rsplit(".", 1)[-1] == last][:1]
+    # else a right field name in the wrong section: suggest where it lives
+    match = closest(name, candidates, cutoff=0.5) or next((c for c in candidates if c.rsplit(".", 1)[-1] == last), None)
     owner = f"{root}: " if root else ""
-    return ConfigError(f"{owner}unknown parameter {name!r}" + (f"; did you mean {close[0]!r}?" if close else
+    return ConfigError(f"{owner}unknown parameter {name!r}" + (did_you_mean(match) if match else
                                                              f"; see `rcstudy params {root}`" if root else ""))
 
 
@@ -276,9 +274,8 @@ def profile_path(chapter: str, profile: str, params_dir: Path | None = None) -> 
 def read_profile(chapter: str, profile: str, params_dir: Path | None = None) -> dict:
     """A chapter's profile file: the run keys and the nested differences from the defaults."""
     if profile not in PROFILES:
-        close = difflib.get_close_matches(str(profile), PROFILES, n=1)
-        raise ConfigError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}"
-                          + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ConfigError(f"unknown profile {profile!r}" + did_you_mean(closest(profile, PROFILES))
+                          + f"; choose one of {', '.join(PROFILES)}")
     path = profile_path(chapter, profile, params_dir)
     if not path.is_file():
         raise ConfigError(f"chapter {chapter!r} has no parameters for profile {profile!r}: {path}")

@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
+from typing import Iterable
+
+
+def closest(name: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """The valid choice most like a mistyped ``name`` (``None`` when nothing is close)."""
+    match = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=cutoff)
+    return match[0] if match else None
+
+
+def did_you_mean(match: str | None) -> str:
+    """The end of a one-line error that names the closest valid choice (nothing without one)."""
+    return f"; did you mean {match!r}?" if match else ""
 
 
 class RcstudyError(Exception):

@@ -11,7 +11,6 @@ benchmark's measured share on CUDA where one was recorded, else :data:`ASSUMED_U
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import json
 import math
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from .errors import closest, did_you_mean
 from .jobs import Job
 from .settings import PROJECT_ROOT
 
@@ -107,15 +107,14 @@ class PlanError(ValueError):
     """A plan that cannot be made (an unknown chapter or GPU), said in one line."""
 
 
-def closest(name: str, choices: Sequence[str], what: str) -> PlanError:
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.3)
-    hint = f"; did you mean {close[0]!r}?" if close else f"; choose one of {', '.join(choices)}"
-    return PlanError(f"unknown {what} {name!r}{hint}")
+def unknown(name: str, choices: Sequence[str], what: str) -> PlanError:
+    match = closest(name, choices, cutoff=0.3)
+    return PlanError(f"unknown {what} {name!r}" + (did_you_mean(match) if match else f"; choose one of {', '.join(choices)}"))
 
 
 def gpu(name: str) -> GPU:
     if name.lower() not in GPUS:
-        raise closest(name, sorted(GPUS), "GPU")
+        raise unknown(name, sorted(GPUS), "GPU")
     return GPUS[name.lower()]
 
 
@@ -169,7 +168,7 @@ def chapter_module(chapter: str):
     """``rcstudy.experiments.<chapter>``; a :class:`PlanError` naming the closest chapter if there is none."""
     chapters = planned_chapters()
     if chapter not in chapters:
-        raise closest(chapter, chapters, "chapter")
+        raise unknown(chapter, chapters, "chapter")
     return importlib.import_module(f"{__package__}.experiments.{chapter}")
 
 

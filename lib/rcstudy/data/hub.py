@@ -23,7 +23,6 @@ labels: see each dataset's ``read_hub_split``).
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from ..config import ConfigError
-from ..errors import DataFormatError, DatasetUnavailable
+from ..errors import DataFormatError, DatasetUnavailable, closest, did_you_mean
 from ..settings import data_dir
 from .registry import DATASETS, HubCopy
 
@@ -85,9 +84,7 @@ def resolve(dataset: str, source: str) -> Source | None:
         return Source(dataset, copy.repo, pinned or copy.revision, copy.data_dir, local=False)
     if Path(source).expanduser().is_dir():
         return Source(dataset, str(Path(source).expanduser()), None, copy.data_dir, local=True)
-    close = difflib.get_close_matches(source, [FOLDER, HUB, copy.repo], n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise ValueError(f"{dataset}: unknown data source {source!r}{hint}; choose {FOLDER!r}, {HUB!r} ({copy.repo}, "
+    raise ValueError(f"{dataset}: unknown data source {source!r}{did_you_mean(closest(source, [FOLDER, HUB, copy.repo]))}; choose {FOLDER!r}, {HUB!r} ({copy.repo}, "
                      f"optionally {copy.repo}@<revision>) or an existing directory in that copy's layout")
 
 
