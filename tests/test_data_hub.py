@@ -306,3 +306,19 @@ def test_preflight_reads_the_chosen_source(tmp_path):
     assert problem.startswith("record: the Hub dataset aps/super_glue is not in the local datasets cache")
     assert preflight.data_problems(("record", "logiqa"), sources={"record": str(record_copy(tmp_path / "sg")),
                                                                   "logiqa": str(logiqa_copy(tmp_path / "lq"))}) == []
+
+
+def test_reclor_chapter_runs_on_the_copy_without_a_test_split(tmp_path, isolated_cache, monkeypatch):
+    from rcstudy import runtime
+    from rcstudy.experiments import reclor as reclor_chapter
+
+    monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path / "exports"))
+    copy = str(reclor_copy(tmp_path / "reclor"))
+    cfg = reclor_chapter.Config.load("smoke", {"data_source": copy})
+    assert cfg.data_sources() == {"reclor": copy}
+    res = reclor_chapter.run(cfg, runtime.setup(device="cpu", threads=1))
+    assert (res.facts["reclor_n_train"], res.facts["reclor_n_val"], res.facts["reclor_n_test"]) == (
+        len(reclor.load_split("train")), len(reclor.load_split("val")), 0)
+    assert "a local copy" in res.facts["reclor_data_source"].data
+    assert res.tables["reclor_test_files"].empty and "no test split" in res.facts["reclor_leaderboard_text"].data
+    assert res.facts["reclor_n_easy"] + res.facts["reclor_n_hard"] == res.facts["reclor_n_val"]

@@ -34,7 +34,7 @@ from IPython.display import Markdown
 from .. import bias, exports, learning, papers, report, sampling
 from ..baselines import bilstm, ngram
 from ..config import ChapterConfig, ConfigError, param, section
-from ..data import dataset_file, reclor
+from ..data import dataset_file, hub, reclor
 from ..data.records import MCItem
 from ..jobs import Job, loaded_once, mc_tokens
 from ..models import load_tokenizer, mc, option_runs
@@ -189,6 +189,8 @@ class Config(ChapterConfig):
 
     chapter = "reclor"
     datasets = ("reclor", "rule")  # RULE's main questions are left out of the encoders' training
+    data_source: str = param(hub.FOLDER, "where ReClor comes from: folder (the files in $RCSTUDY_DATA/reclor), hub (the "
+                                         "public copy on the Hub: train and val, no test) or a directory in its layout")
     seeds: tuple[int, ...] = param((1, 2, 3, 4), "training seeds of every run (the paper uses four; values not given)")
     main_models: tuple[str, ...] = param(("minilm-l6",),
                                          "Table 7's encoders, trained on (C, Q, A); the first is the headline model")
@@ -209,6 +211,10 @@ class Config(ChapterConfig):
     def __post_init__(self):
         if not self.main_models:
             raise ConfigError("main_models must name at least one encoder (the first is the headline model)")
+        hub.check_source("reclor", self.data_source)
+
+    def data_sources(self) -> dict[str, str]:
+        return {"reclor": self.data_source} if self.data_source != hub.FOLDER else {}
 
     @property
     def headline(self) -> str:
@@ -266,15 +272,19 @@ class Config(ChapterConfig):
 # Data
 
 
-def load_splits() -> dict[str, list[MCItem]]:
-    """train, val and test (subsampled copies, such as the fixtures, load too)."""
+def load_splits(source: str = hub.FOLDER) -> dict[str, list[MCItem]]:
+    """train, val and test (subsampled copies, such as the fixtures, load too); a source without
+    a test split (the Hub copy) gives an empty one, and every test-set result is then left out."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", reclor.SplitSizeWarning)
-        return reclor.load_all()
+        return {"test": [], **reclor.load_all(source)}
 
 
-def data_files() -> list[Path]:
+def data_files(source: str = hub.FOLDER) -> list[Path]:
     """The split files every cached result depends on."""
+    src = hub.resolve(reclor.DATASET, source)
+    if src is not None:
+        return hub.files(src, reclor.SPLITS)
     return [dataset_file(reclor.DATASET, f"{s}.json") for s in reclor.SPLITS]
 
 
@@ -370,7 +380,7 @@ class Runner:
     def __init__(self, cfg: Config, splits: Mapping[str, Sequence[MCItem]], rt: Runtime):
         self.cfg, self.splits, self.rt = cfg, splits, rt
         self._features: dict[tuple[str, str], dict[str, np.ndarray]] = {}
-        self._data = data_files()
+        self._data = data_files(cfg.data_source)
 
     @cached_property
     def rule_main_ids(self) -> set[str]:
@@ -430,7 +440,7 @@ class Runner:
 
     def table7_sets(self, family: str, fields: str) -> dict[str, list[MCItem]]:
         """A Table 7 run's evaluation sets: val, and test for the families whose predictions are exported."""
-        exported = family in self.cfg.test_predictions and fields == "CQA"
+        exported = family in self.cfg.test_predictions and fields == "CQA" and bool(self.splits["test"])
         return {"val": self.splits["val"], "test": self.splits["test"]} if exported else {"val": self.splits["val"]}
 
     def folds(self) -> list[np.ndarray]:
@@ -868,7 +878,7 @@ def judge_claims(cfg: Config, chance: float, t5: TokenBias, lengths: dict, val_r
 
 def run(cfg: Config, rt: Runtime) -> Results:
     """Everything the chapter shows, computed from ``cfg`` (the data come from ``$RCSTUDY_DATA``)."""
-    splits = load_splits()
+    splits = load_splits(cfg.data_source)
     train, val, test = splits["train"], splits["val"], splits["test"]
     tok_fns = tokenizer_functions(load_tokenizer(cfg.tokens.tokenizer))
     chance = 100 / len(val[0].options)
@@ -877,6 +887,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
 
     tables, f = data_section(splits, tok_fns)
     facts |= f
+    facts["reclor_data_source"] = Markdown(hub.describe("reclor", cfg.data_source))
     t5 = token_bias(train, tok_fns["WordPiece"], cfg.tokens)
     tables |= t5.tables
     facts |= t5.facts
@@ -896,6 +907,9 @@ def run(cfg: Config, rt: Runtime) -> Results:
     facts |= f
     cqa = {row_label(fam, x, cfg.stand_in): r for (fam, x), r in m.runs.items() if x == "CQA"}
     tables["reclor_test_files"] = leaderboard_files(cfg, m.test, test)
+    facts["reclor_leaderboard_text"] = Markdown(
+        "one such file from its first seed. The files are in the book's exports folder." if test else
+        "one such file from its first seed, but this data source has no test split, so none is written here.")
 
     claims = judge_claims(cfg, chance, t5, facts, val_runs, val, eh_val, m)
     return Results(tables, facts, claims, chance=chance, option_lengths=wordpiece_lengths,
@@ -910,7 +924,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
 
 def job_runner(cfg: Config, rt: Runtime) -> Runner:
     """A :class:`Runner` over the splits, read once per process (:func:`rcstudy.jobs.loaded_once`)."""
-    return Runner(cfg, loaded_once(load_splits), rt)
+    return Runner(cfg, loaded_once(load_splits, cfg.data_source), rt)
 
 
 def table7_job(cfg: Config, rt: Runtime, family: str, fields: str, seed: int) -> None:
