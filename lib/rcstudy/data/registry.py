@@ -76,8 +76,8 @@ DATASETS: dict[str, DatasetInfo] = {
             "logiqa2", "logiqa2", ("dev.txt", "test.txt"),
             "https://github.com/csitfun/LogiQA2.0 (logiqa/DATA/LOGIQA)", "non-commercial research only",
             "JSON Lines with text, question, options, answer, type (reasoning-type flags). "
-            "A Parquet copy exists (baber/logiqa2, with train), but its type column is a string whose format "
-            "could not be checked against the release, so it is not read.",
+            "A Hub copy exists (baber/logiqa2, with train), published as a loading script (which datasets 3 "
+            "and later do not run) with a type column whose format could not be checked, so it is not read.",
         ),
         DatasetInfo(
             "metalogic", "metalogic", ("metalogic_train.json", "metalogic_dev.json", "metalogic_test.json"),
