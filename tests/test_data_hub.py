@@ -76,6 +76,32 @@ def logiqa_copy(root: Path, overrides: dict[int, dict] | None = None) -> Path:
     return root
 
 
+LOGIQA2_FEATURES = datasets.Features({
+    "id": datasets.Value("int32"), "answer": datasets.Value("int32"), "text": datasets.Value("string"),
+    "type": datasets.Value("string"), "question": datasets.Value("string"),
+    "options": datasets.List(datasets.Value("string")),
+})
+
+
+def logiqa2_copy(root: Path, overrides: dict[int, dict] | None = None) -> Path:
+    """baber/logiqa2's Parquet export (config ``logiqa2``): its loading script strips the texts and
+    stores each item's ``type`` dict as text (``datasets`` casts it with ``str``). The fixture's
+    dev file serves as train and validation. ``overrides`` replace fields of test rows (0-based)."""
+    def rows(split: str) -> list[dict]:
+        out = []
+        for line in (FIXTURES / "logiqa2" / f"{split}.txt").read_text().splitlines():
+            d = json.loads(line)
+            out.append({"id": d["id"], "answer": d["answer"], "text": d["text"].strip(), "type": str(d["type"]),
+                        "question": d["question"].strip(), "options": [x.strip() for x in d["options"]]})
+        return out
+    tests = rows("test")
+    for k, fields in (overrides or {}).items():
+        tests[k] = {**tests[k], **fields}
+    for split, data in (("train", rows("dev")), ("validation", rows("dev")), ("test", tests)):
+        write_parquet(root, "logiqa2", split, data, LOGIQA2_FEATURES)
+    return root
+
+
 RECORD_FEATURES = datasets.Features({
     "passage": datasets.Value("string"), "query": datasets.Value("string"),
     "entities": datasets.List(datasets.Value("string")),
@@ -142,6 +168,19 @@ def test_logiqa_copy_reads_as_the_folder(tmp_path):
     assert logiqa.has_split("train", source=source) and not logiqa.has_split("train", "zh", source=source)
 
 
+def test_logiqa2_copy_reads_as_the_folder(tmp_path):
+    source = str(logiqa2_copy(tmp_path / "logiqa2"))
+    for split in ("dev", "test"):
+        copied = logiqa.load_logiqa2(split, source)
+        assert content(copied) == content(logiqa.load_logiqa2(split))
+        assert any(it.meta["types"] for it in copied)  # the flags survive their trip through text
+    as_json = str(logiqa2_copy(tmp_path / "json", {0: {"type": '{"Categorical Reasoning": true}'}}))
+    assert logiqa.load_logiqa2("test", as_json)[0].meta["types"] == ("categorical",)
+    assert logiqa.logiqa2_files(["dev", "test"], source) and all(f.is_file() for f in logiqa.logiqa2_files(["test"], source))
+    # the training set built from LogiQA 2.0 reads the same pool from the copy
+    assert content(logiqa.training_set(logiqa2_source=source).items) == content(logiqa.training_set().items)
+
+
 def test_record_copy_reads_as_superglue_files(tmp_path):
     source = str(record_copy(tmp_path / "super_glue"))
     fewglue = FIXTURES / "record" / "fewglue"
@@ -169,6 +208,19 @@ def test_a_malformed_logiqa_row_names_the_copy_split_and_row(tmp_path):
     source = str(logiqa_copy(tmp_path / "short", {0: {"options": ["one", "two", "three"]}}))
     with pytest.raises(DataFormatError, match=r"short\[test\]:1: expected 4 non-empty option strings"):
         logiqa.load_logiqa("test", source=source)
+
+
+@pytest.mark.parametrize("flags, problem", [
+    ("{'Categorical Reasoning': True", r"field 'type' should be a dict of reasoning-type flags"),
+    ("['Categorical Reasoning']", r"field 'type' should be a dict of reasoning-type flags"),
+    ("__import__('os').system('true')", r"field 'type' should be a dict"),  # text is data: never run
+    ("{'Modal Reasoning': True}", r"unknown reasoning type\(s\) \['Modal Reasoning'\]"),
+    ("{'Categorical Reasoning': 'yes'}", r"field 'type.Categorical Reasoning' should be bool"),
+])
+def test_a_malformed_logiqa2_type_names_the_copy_split_and_row(tmp_path, flags, problem):
+    source = str(logiqa2_copy(tmp_path / "bad", {1: {"type": flags}}))
+    with pytest.raises(DataFormatError, match=r"bad\[test\]:2 \(item \d+\): " + problem):
+        logiqa.load_logiqa2("test", source)
 
 
 def test_a_malformed_reclor_row_is_refused_as_in_the_files(tmp_path):
@@ -221,6 +273,8 @@ def test_sources_are_checked_by_name():
         reclor.load_split("train", source="hbu")
     with pytest.raises(DatasetUnavailable, match="has no test split"):
         reclor.load_split("test", source="hub")
+    with pytest.raises(DatasetUnavailable, match="has no ood_test split"):
+        logiqa.load_logiqa2("ood_test", "hub")
     for name in ("rule", "metalogic"):
         assert DATASETS[name].hub is None
         with pytest.raises(DatasetUnavailable, match=f"{name} has no public Hub copy"):
@@ -232,15 +286,16 @@ def test_sources_are_checked_by_name():
 
 # --------------------------------------------------------------------------- DatasetDict
 
-@pytest.mark.parametrize("dataset, copy", [("logiqa", logiqa_copy), ("record", record_copy)])
-def test_dataset_dict_has_the_declared_features_from_either_source(tmp_path, dataset, copy):
-    kind = "mc" if dataset == "logiqa" else "cloze"
+@pytest.mark.parametrize("dataset, copy, split", [("logiqa", logiqa_copy, "eval"), ("logiqa2", logiqa2_copy, "test"),
+                                                  ("record", record_copy, "eval")])
+def test_dataset_dict_has_the_declared_features_from_either_source(tmp_path, dataset, copy, split):
+    kind = "cloze" if dataset == "record" else "mc"
     folder = hub.as_dataset_dict(dataset)
     copied = hub.as_dataset_dict(dataset, source=str(copy(tmp_path / dataset)))
     for dd in (folder, copied):
         assert all(ds.features == hub.features(kind) for ds in dd.values())
-    assert copied["eval"].to_list() == (folder["eval"].to_list() if dataset == "logiqa" else
-                                        hub.as_dataset_dict(dataset, source=str(tmp_path / dataset))["eval"].to_list())
+    assert copied[split].to_list() == (folder[split].to_list() if dataset != "record" else
+                                       hub.as_dataset_dict(dataset, source=str(tmp_path / dataset))[split].to_list())
 
 
 def test_every_dataset_is_a_dataset_dict_from_its_folder():
@@ -287,10 +342,15 @@ def test_chapters_select_the_source_by_parameter(tmp_path):
         logiqa_chapter.Config.load("smoke", {"dataset.source": "hub"})
     cfg = logiqa_chapter.Config.load("smoke", {"dataset": {"source": "hub", "languages": ["en"]}})
     assert cfg.data_sources() == {"logiqa": "hub"}
+    assert logiqa_chapter.Config.load("smoke", {"dataset.logiqa2_source": "hub"}).data_sources() == {"logiqa2": "hub"}
+    with pytest.raises(ConfigError, match=r"logiqa2: unknown data source 'hbu'; did you mean 'hub'\?"):
+        logiqa_chapter.Config.load("smoke", {"dataset.logiqa2_source": "hbu"})
 
     copy = str(logiqa_copy(tmp_path / "logiqa"))
-    data = logiqa_chapter.load_data(logiqa_chapter.Dataset(languages=("en",), source=copy))
+    data = logiqa_chapter.load_data(logiqa_chapter.Dataset(languages=("en",), source=copy,
+                                                           logiqa2_source=str(logiqa2_copy(tmp_path / "logiqa2"))))
     assert content(data.splits["en-test"]) == content(logiqa.load_logiqa("test"))
+    assert content(data.logiqa2) == content(logiqa.load_logiqa2("dev") + logiqa.load_logiqa2("test"))
     assert data.train.dedup is None and data.train.source.startswith("LogiQA 1.0 Train (a local copy")
     assert all(f.is_file() for f in data.files)
 

@@ -222,7 +222,7 @@ def _records(dataset: str, source: str) -> dict[str, tuple[str, list]]:
     """``{split: (kind, records)}`` of every split the source has."""
     from . import logiqa, metalogic, reclor, record, rule
 
-    if dataset not in ("reclor", "logiqa", "record"):
+    if dataset not in ("reclor", "logiqa", "logiqa2", "record"):
         resolve(dataset, source)  # no Hub copy: only the folder
     if dataset == "reclor":
         return {s: ("mc", items) for s, items in reclor.load_all(source=source).items()}
@@ -233,8 +233,10 @@ def _records(dataset: str, source: str) -> dict[str, tuple[str, list]]:
         data = record.load_record(source=source)
         return {s: ("cloze", qs) for s, qs in (("train", data.train), ("eval", data.eval), ("test", data.test)) if qs}
     if dataset == "logiqa2":
-        present = [s for s in logiqa.LOGIQA2_FILES if (data_dir() / "logiqa2" / logiqa.LOGIQA2_FILES[s]).is_file()]
-        return {s: ("mc", logiqa.load_logiqa2(s)) for s in present}
+        src = resolve(dataset, source)
+        present = ([s for s in logiqa.LOGIQA2_FILES if (data_dir() / "logiqa2" / logiqa.LOGIQA2_FILES[s]).is_file()]
+                   if src is None else list(src.copy.splits))
+        return {s: ("mc", logiqa.load_logiqa2(s, source)) for s in present}
     if dataset == "rule":
         data = rule.load_rule()
         return {"main": ("mc", list(data.mains)), "sub": ("subquestion", list(data.subs))}

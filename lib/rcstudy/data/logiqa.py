@@ -29,12 +29,13 @@ but then from every line.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -239,19 +240,24 @@ _TYPE_KEYS = {
 }
 
 
-def parse_logiqa2_jsonl(path: Path, *, split: str) -> list[MCItem]:
-    """LogiQA 2.0 JSON Lines; ``meta["types"]`` holds the reasoning types flagged true."""
+def parse_logiqa2_records(records: Iterable[tuple[int, dict]], path: Path | str, *, split: str,
+                          row: str = "line") -> list[MCItem]:
+    """LogiQA 2.0 records (``(line or row, object)``); ``meta["types"]`` holds the reasoning types
+    flagged true. ``type`` is a JSON object in the release and the text of a Python dict in the Hub
+    copy (its loading script stored it as a string); both are read, as data, never run."""
     path = Path(path)
     items = []
-    records = UniqueKeys(path, "record")
+    seen = UniqueKeys(path, "record")
     has_types = []
-    for lineno, obj in iter_jsonl(path):
+    for lineno, obj in records:
         item_id = str(obj.get("id", lineno))
         where = {"line": lineno, "item": item_id}
         require_fields(obj, {"id": int, "answer": int, "text": str, "question": str, "options": list}, path, **where)
+        if obj.get("type") is not None:
+            obj = {**obj, "type": type_flags(obj["type"], path, where)}
         optional_fields(obj, {"type": dict}, path, **where)
         has_types.append(("type" in obj, where))
-        records.add(json.dumps(obj, sort_keys=True), f"line {lineno}", shown="(the same line repeated)", **where)
+        seen.add(json.dumps(obj, sort_keys=True), f"{row} {lineno}", shown=f"(the same {row} repeated)", **where)
         options = obj["options"]
         if len(options) != 4 or not all(isinstance(o, str) and o.strip() for o in options):
             raise DataFormatError(path, f"expected 4 non-empty option strings, got {options!r:.80}", **where)
@@ -279,11 +285,43 @@ def parse_logiqa2_jsonl(path: Path, *, split: str) -> list[MCItem]:
     return items
 
 
-def load_logiqa2(split: str) -> list[MCItem]:
-    """One LogiQA 2.0 split: ``dev``, ``test``, ``ood_test`` (or ``train`` where present)."""
+def type_flags(value, path: Path, where: dict) -> dict:
+    """The reasoning-type flags: a mapping as given, or parsed from its text as a Python or JSON
+    literal (``ast.literal_eval`` evaluates literals only)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        flags = ast.literal_eval(value.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        try:
+            flags = json.loads(value)
+        except ValueError:
+            flags = None
+    if not isinstance(flags, dict):
+        raise DataFormatError(path, f"field 'type' should be a dict of reasoning-type flags, got {value!r:.80}", **where)
+    return flags
+
+
+def parse_logiqa2_jsonl(path: Path, *, split: str) -> list[MCItem]:
+    """The release's LogiQA 2.0 JSON Lines."""
+    return parse_logiqa2_records(iter_jsonl(Path(path)), path, split=split)
+
+
+def load_logiqa2(split: str, source: str = hub.FOLDER) -> list[MCItem]:
+    """One LogiQA 2.0 split: ``dev``, ``test``, ``ood_test`` (or ``train`` where present), from the
+    folder or the Hub copy (``baber/logiqa2``: train, dev and test)."""
     if split not in LOGIQA2_FILES:
         raise ValueError(f"LogiQA 2.0 split must be one of {tuple(LOGIQA2_FILES)}, got {split!r}")
-    return parse_logiqa2_jsonl(dataset_file("logiqa2", LOGIQA2_FILES[split]), split=split)
+    src = hub.resolve("logiqa2", source)
+    if src is None:
+        return parse_logiqa2_jsonl(dataset_file("logiqa2", LOGIQA2_FILES[split]), split=split)
+    return parse_logiqa2_records(enumerate(hub.rows(src, split), start=1), src.where(split), split=split, row="row")
+
+
+def logiqa2_files(splits: Sequence[str], source: str = hub.FOLDER) -> list[Path]:
+    """The files these LogiQA 2.0 splits are read from (the Hub copy's Arrow files)."""
+    src = hub.resolve("logiqa2", source)
+    return [logiqa2_path(s) for s in splits] if src is None else hub.files(src, splits)
 
 
 def logiqa2_path(split: str) -> Path:
@@ -393,7 +431,8 @@ class TrainingSet:
     files: list[Path] = field(default_factory=list)
 
 
-def training_set(lang: str = "en", *, threshold: float = 0.3, source: str = hub.FOLDER) -> TrainingSet:
+def training_set(lang: str = "en", *, threshold: float = 0.3, source: str = hub.FOLDER,
+                 logiqa2_source: str = hub.FOLDER) -> TrainingSet:
     """The official ``Train.txt`` where present (the Hub copy has it); otherwise LogiQA 2.0 dev+test
     without every item whose paragraph duplicates (exactly or nearly) a LogiQA 1.0 Eval or Test paragraph.
 
@@ -409,7 +448,7 @@ def training_set(lang: str = "en", *, threshold: float = 0.3, source: str = hub.
     if lang != "en":
         raise FileNotFoundError(f"Chinese training needs {FILES[(lang, 'train')]} in {dataset_dir('logiqa')}")
     reference = load_logiqa("eval") + load_logiqa("test")
-    pool = load_logiqa2("dev") + load_logiqa2("test")
+    pool = load_logiqa2("dev", logiqa2_source) + load_logiqa2("test", logiqa2_source)
     dedup = deduplicate(pool, reference, threshold=threshold)
-    files = [logiqa_path("eval"), logiqa_path("test"), logiqa2_path("dev"), logiqa2_path("test")]
+    files = [logiqa_path("eval"), logiqa_path("test"), *logiqa2_files(["dev", "test"], logiqa2_source)]
     return TrainingSet(dedup.kept, "LogiQA 2.0 dev+test, deduplicated against LogiQA 1.0 Eval+Test", dedup, files)

@@ -75,9 +75,14 @@ DATASETS: dict[str, DatasetInfo] = {
         DatasetInfo(
             "logiqa2", "logiqa2", ("dev.txt", "test.txt"),
             "https://github.com/csitfun/LogiQA2.0 (logiqa/DATA/LOGIQA)", "non-commercial research only",
-            "JSON Lines with text, question, options, answer, type (reasoning-type flags). "
-            "A Hub copy exists (baber/logiqa2, with train), published as a loading script (which datasets 3 "
-            "and later do not run) with a type column whose format could not be checked, so it is not read.",
+            "JSON Lines with text, question, options, answer, type (reasoning-type flags).",
+            HubCopy("baber/logiqa2", {"train": "train", "dev": "validation", "test": "test"},
+                    "id, answer (index 0-3), text, question, options[4], type (the reasoning-type flags as the "
+                    "text of a Python dict)",
+                    "CC BY-NC-SA 4.0 (the release's; the copy's card says CC BY-SA 4.0)",
+                    revision="refs/convert/parquet", data_dir="logiqa2",
+                    notes="the repository is a loading script over the release's files (config logiqa2), so the "
+                          "Hub's Parquet export of it is read; no OOD test split"),
         ),
         DatasetInfo(
             "metalogic", "metalogic", ("metalogic_train.json", "metalogic_dev.json", "metalogic_test.json"),

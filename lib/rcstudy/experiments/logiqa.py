@@ -68,9 +68,12 @@ class Dataset:
     match_threshold: float = param(0.5, "TF-IDF cosine of whole items: LogiQA 2.0 type labels for LogiQA 1.0 test items")
     source: str = param(hub.FOLDER, "where LogiQA 1.0 comes from: folder ($RCSTUDY_DATA/logiqa), hub (the public "
                                     "copy, English only, with Train) or a directory in the copy's layout")
+    logiqa2_source: str = param(hub.FOLDER, "where LogiQA 2.0 comes from: folder ($RCSTUDY_DATA/logiqa2), hub (the "
+                                            "public copy) or a directory in the copy's layout")
 
     def __post_init__(self):
         hub.check_source("logiqa", self.source)
+        hub.check_source("logiqa2", self.logiqa2_source)
         if self.source != hub.FOLDER and "zh" in self.languages:
             raise ConfigError(f"dataset.source={self.source}: the Hub copy of LogiQA is English only; "
                               f"set dataset.languages=[en]")
@@ -171,7 +174,8 @@ class Config(ChapterConfig):
     transfer: Transfer = section(Transfer, "transfer from ReClor (Table 4)")
 
     def data_sources(self) -> dict[str, str]:
-        return {"logiqa": self.dataset.source} if self.dataset.source != hub.FOLDER else {}
+        chosen = {"logiqa": self.dataset.source, "logiqa2": self.dataset.logiqa2_source}
+        return {name: source for name, source in chosen.items() if source != hub.FOLDER}
 
 
 def key(lang: str, split: str) -> str:
@@ -205,9 +209,10 @@ def load_data(dataset: Dataset) -> LogiQAData:
             splits[key(lang, split)] = lq.load_logiqa(split, lang, source=dataset.source)
             position[key(lang, split)] = lq.load_logiqa(split, lang, label_mode="position", source=dataset.source)
             files += [lq.logiqa_path(split, lang)] if src is None else hub.files(src, [split])
-    train = lq.training_set("en", threshold=dataset.dedup_threshold, source=dataset.source)
-    logiqa2 = lq.load_logiqa2("dev") + lq.load_logiqa2("test")
-    files += [lq.logiqa2_path("dev"), lq.logiqa2_path("test")]
+    train = lq.training_set("en", threshold=dataset.dedup_threshold, source=dataset.source,
+                            logiqa2_source=dataset.logiqa2_source)
+    logiqa2 = lq.load_logiqa2("dev", dataset.logiqa2_source) + lq.load_logiqa2("test", dataset.logiqa2_source)
+    files += lq.logiqa2_files(["dev", "test"], dataset.logiqa2_source)
     return LogiQAData(splits, position, train, logiqa2, sorted(set(files + train.files)))
 
 
@@ -1214,7 +1219,8 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
     diag = split_diagnostics(data)
     tables = {"logiqa_splits": diag.round(1)}
     facts = paper_facts() | data_facts(data, diag)
-    facts["logiqa_data_source"] = Markdown(hub.describe("logiqa", cfg.dataset.source))
+    facts["logiqa_data_source"] = Markdown(f"LogiQA 1.0 from {hub.describe('logiqa', cfg.dataset.source)} and "
+                                           f"LogiQA 2.0 from {hub.describe('logiqa2', cfg.dataset.logiqa2_source)}")
     more, f = training_data(data, cfg.dataset.dedup_threshold)
     tables |= more
     facts |= f
