@@ -155,6 +155,7 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     # every run that reports its losses has a row, a curve and, if it did not learn, a warning
     trained = res.tables["reclor_trained"]
     assert set(trained.index) == set(res.losses) and "Bi-LSTM (C, Q, A)" in trained.index
+    assert all(len(v.split(".")[1]) == 3 for v in [*trained["loss: final"], *trained["ln 4"]])  # not 1.4 vs 1.4
     stuck = trained.index[trained["learned"] == "NO"]
     assert all(name in res.facts["reclor_t7_warnings"].data for name in stuck)
     assert (tmp_path / exports.EASY_HARD).is_file()
