@@ -277,7 +277,8 @@ def load_splits(source: str = hub.FOLDER) -> dict[str, list[MCItem]]:
     a test split (the Hub copy) gives an empty one, and every test-set result is then left out."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", reclor.SplitSizeWarning)
-        return {"test": [], **reclor.load_all(source)}
+        loaded = reclor.load_all(source)
+    return {split: loaded.get(split, []) for split in reclor.SPLITS}
 
 
 def data_files(source: str = hub.FOLDER) -> list[Path]:
