@@ -362,10 +362,15 @@ def test_chapters_select_the_source_by_parameter(tmp_path):
 def test_preflight_reads_the_chosen_source(tmp_path):
     from rcstudy import preflight
 
-    (problem,) = preflight.data_problems(("record",), sources={"record": "hub"})
-    assert problem.startswith("record: the Hub dataset aps/super_glue is not in the local datasets cache")
-    assert preflight.data_problems(("record", "logiqa"), sources={"record": str(record_copy(tmp_path / "sg")),
-                                                                  "logiqa": str(logiqa_copy(tmp_path / "lq"))}) == []
+    with_copy = [name for name, info in DATASETS.items() if info.hub is not None]
+    assert set(with_copy) == {"reclor", "logiqa", "logiqa2", "record"}
+    for name in with_copy:  # offline and uncached: one line naming the copy, for every dataset that has one
+        (problem,) = preflight.data_problems((name,), sources={name: "hub"})
+        assert problem.startswith(f"{name}: the Hub dataset {DATASETS[name].hub.repo} is not in the local datasets "
+                                  f"cache")
+    copies = {"record": record_copy(tmp_path / "sg"), "logiqa": logiqa_copy(tmp_path / "lq"),
+              "logiqa2": logiqa2_copy(tmp_path / "lq2"), "reclor": reclor_copy(tmp_path / "rc")}
+    assert preflight.data_problems(tuple(copies), sources={k: str(v) for k, v in copies.items()}) == []
 
 
 def test_reclor_chapter_runs_on_the_copy_without_a_test_split(tmp_path, isolated_cache, monkeypatch):

@@ -18,10 +18,10 @@ from .data.hub import FOLDER
 from .errors import DataFileMissing, DatasetUnavailable, ModelUnavailable, RcstudyError
 
 
-def _reclor():
+def _reclor(source: str = FOLDER):
     from .data import reclor
 
-    reclor.load_all()
+    reclor.load_all(source)
 
 
 def _logiqa(source: str = FOLDER):
@@ -32,11 +32,11 @@ def _logiqa(source: str = FOLDER):
             logiqa.load_logiqa(split, lang, source=source)
 
 
-def _logiqa2():
+def _logiqa2(source: str = FOLDER):
     from .data import logiqa
 
     for split in ("dev", "test"):
-        logiqa.load_logiqa2(split)
+        logiqa.load_logiqa2(split, source)
 
 
 def _metalogic():
