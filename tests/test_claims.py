@@ -35,6 +35,18 @@ def test_compare_reads_fields_and_mappings():
         Compare("nothing", "<", 1)(ev)
 
 
+def test_compare_judges_an_interval_as_a_whole():
+    # ReClor's "context adds a lot" (gain >= 5) with a gain of 4.0 [-0.2, 8.2]: the line is inside, no verdict
+    assert Compare("gain", ">=", 5)({"gain": iv(4.0, -0.2, 8.2)}) is None
+    assert Compare("gain", ">=", 5)({"gain": iv(7.0, 5.0, 9.0)}) is True
+    assert Compare("gain", ">=", 5)({"gain": iv(2.0, 0.5, 4.9)}) is False
+    assert Compare("gain", "<", 5)({"gain": iv(-2.8, -6.6, 0.8)}) is True
+    margins = {"margins": {"fastText": iv(10.3, 6.4, 14.5), "minilm": iv(9.7, 5.9, 13.9)}}
+    assert Compare("margins", ">=", 10)(margins) is None
+    assert Compare("gain", ">=", 5)({"gain": 4.0}) is False  # a paper's number is a point
+    assert Compare("gain", ">=", "other")({"gain": iv(4, 3, 5), "other": iv(3, 2, 4)}) is True  # points
+
+
 def test_combinations():
     assert combine([True, None]) is None and combine([True, False, None]) is False and combine([True]) is True
     assert AllOf((Above("x"), Below("x", 10)))({"x": 5}) is True
@@ -129,7 +141,7 @@ def test_a_claim_of_no_effect_has_no_power_to_compute():
 
 def test_a_claim_whose_paper_states_only_a_direction_has_no_power():
     paper = {"gain": 1.0}  # "+1 stands for the stated direction"
-    evidence = {"gain": Interval(2.0, -1.0, 5.0, 0.95, 100)}
+    evidence = {"gain": Interval(2.0, 0.5, 3.5, 0.95, 100)}
     sized = ClaimSpec("x", "it helps", "gain > 0", Compare("gain", ">", 0), paper)
     assert sized.power(evidence) is not None
     assert replace(sized, sized=False).power(evidence) is None and replace(sized, sized=False).judge(evidence)

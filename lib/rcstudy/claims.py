@@ -192,8 +192,11 @@ def _each(value: Any, decide: Callable[[Any], Verdict]) -> Verdict:
 
 @dataclass(frozen=True)
 class Compare(Rule):
-    """``left op right`` on point values (use ``"x.low"`` / ``"x.high"`` to compare interval
-    bounds). A mapping on either side must satisfy it entry by entry."""
+    """``left op right``. An interval of ours against a number holds when the whole interval
+    satisfies it, does not hold when none of it does, and gives no verdict when the line lies
+    inside it (as :class:`Above`); other values compare as points (the paper's numbers, a mean ±
+    sd; ``"x.low"`` / ``"x.high"`` pick one bound). A mapping on either side must satisfy it
+    entry by entry."""
 
     left: Ref
     op: str
@@ -209,7 +212,14 @@ class Compare(Rule):
             return None
         if isinstance(right, Mapping):
             return combine([Compare(self.left, self.op, k)({**evidence, k: v}) for k, v in right.items()])
-        return _each(left, lambda v: bool(_OPS[self.op](point(v), point(right))))
+        compare, line = _OPS[self.op], point(right)
+
+        def decide(v):
+            if isinstance(v, Interval) and not isinstance(right, Interval):
+                bounds = [compare(v.low, line), compare(v.high, line)]
+                return True if all(bounds) else False if not any(bounds) else None
+            return bool(compare(point(v), line))
+        return _each(left, decide)
 
     def describe(self):
         return f"{self.left} {self.op} {self.right}"
