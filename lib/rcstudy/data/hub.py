@@ -222,8 +222,9 @@ def _records(dataset: str, source: str) -> dict[str, tuple[str, list]]:
     """``{split: (kind, records)}`` of every split the source has."""
     from . import logiqa, metalogic, reclor, record, rule
 
-    if dataset not in ("reclor", "logiqa", "logiqa2", "record"):
-        resolve(dataset, source)  # no Hub copy: only the folder
+    if dataset not in DATASETS:
+        raise ValueError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")
+    src = resolve(dataset, source)  # a dataset without a Hub copy is read from the folder only
     if dataset == "reclor":
         return {s: ("mc", items) for s, items in reclor.load_all(source=source).items()}
     if dataset == "logiqa":
@@ -233,7 +234,6 @@ def _records(dataset: str, source: str) -> dict[str, tuple[str, list]]:
         data = record.load_record(source=source)
         return {s: ("cloze", qs) for s, qs in (("train", data.train), ("eval", data.eval), ("test", data.test)) if qs}
     if dataset == "logiqa2":
-        src = resolve(dataset, source)
         present = ([s for s in logiqa.LOGIQA2_FILES if (data_dir() / "logiqa2" / logiqa.LOGIQA2_FILES[s]).is_file()]
                    if src is None else list(src.copy.splits))
         return {s: ("mc", logiqa.load_logiqa2(s, source)) for s in present}
@@ -242,7 +242,7 @@ def _records(dataset: str, source: str) -> dict[str, tuple[str, list]]:
         return {"main": ("mc", list(data.mains)), "sub": ("subquestion", list(data.subs))}
     if dataset == "metalogic":
         return {s: ("metagraph", metalogic.load_split(s)) for s in metalogic.SPLITS}
-    raise ValueError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")
+    raise AssertionError(f"no reader for dataset {dataset!r}")
 
 
 def as_dataset_dict(dataset: str, source: str = FOLDER) -> "datasets.DatasetDict":
