@@ -149,29 +149,34 @@ class CausalLM(_LanguageModel):
         dev = self.rt.device
         ids, mask = self._left_padded(contexts)
         own = torch.tensor(owner)
+        # Each log-probability is picked out on the device: only (rows × tokens) numbers travel to
+        # the host, never the (rows × tokens × vocabulary) log-softmax (hundreds of MB a batch on a GPU).
         with torch.inference_mode(), self.rt.autocast():
             out = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev),
                              position_ids=(mask.cumsum(-1) - 1).clamp(min=0).to(dev), use_cache=True,
                              logits_to_keep=1)
-            first = torch.log_softmax(out.logits[:, -1].float(), dim=-1).cpu()
+            first_ids = torch.tensor([c[0] for c in continuations], device=dev)
+            first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)[own.to(dev), first_ids].cpu()
             rest_len = max(len(c) for c in continuations) - 1
             if rest_len > 0:  # every continuation token but the last, right-padded, after its context
                 cache = out.past_key_values
                 cache.reorder_cache(own.to(dev))
                 rest = torch.zeros((len(continuations), rest_len), dtype=torch.long)
                 rest_mask = torch.zeros_like(rest)
+                targets = torch.zeros_like(rest)  # the token each position of ``rest`` predicts
                 for r, c in enumerate(continuations):
                     rest[r, :len(c) - 1] = torch.tensor(c[:-1], dtype=torch.long)
                     rest_mask[r, :len(c) - 1] = 1
+                    targets[r, :len(c) - 1] = torch.tensor(c[1:], dtype=torch.long)
                 positions = mask[own].sum(-1, keepdim=True) + torch.arange(rest_len)
                 logits = self.model(input_ids=rest.to(dev), attention_mask=torch.cat([mask[own], rest_mask], 1).to(dev),
                                     position_ids=positions.to(dev), past_key_values=cache).logits
-                rest_logp = torch.log_softmax(logits.float(), dim=-1).cpu()
+                rest_logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, targets.to(dev)[..., None])[..., 0].cpu()
         scores = []
         for r, c in enumerate(continuations):
-            score = first[owner[r], c[0]].item()
+            score = first[r].item()
             if len(c) > 1:
-                score += rest_logp[r, torch.arange(len(c) - 1), torch.tensor(c[1:])].sum().item()
+                score += rest_logp[r, :len(c) - 1].sum().item()
             scores.append(score)
         return scores
 
