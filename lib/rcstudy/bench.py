@@ -368,7 +368,7 @@ def _train_reference(train, val, cfg: BenchConfig, rt, vocab_size: int, *, padde
             output_dir=workdir, num_train_epochs=epochs, per_device_train_batch_size=cfg.batch_size,
             per_device_eval_batch_size=cfg.eval_batch_size, learning_rate=cfg.lr, warmup_steps=0.1,
             weight_decay=0.01, max_grad_norm=1.0, lr_scheduler_type="linear", seed=cfg.seed,
-            bf16=rt.bf16, tf32=True if rt.cuda else None, use_cpu=not rt.cuda, dataloader_num_workers=0,
+            bf16=rt.bf16, use_cpu=not rt.cuda, dataloader_num_workers=0,
             train_sampling_strategy="random" if padded else "group_by_length",
             remove_unused_columns=False,  # else the length column is dropped before the sampler reads it
             save_strategy="no", logging_strategy="steps", logging_steps=1, report_to="none", disable_tqdm=True,

@@ -94,9 +94,11 @@ def setup(device: str = "auto", threads: int | None = None, precision: str | Non
     if dev.type == "cuda":
         if not torch.cuda.is_available():
             raise RuntimeError("device='cuda' was asked for but torch sees no CUDA GPU")
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-        torch.set_float32_matmul_precision("high")
+        # fp32 stays fp32 (no TF32): the speed comes from bf16 autocast, and what runs in fp32 on
+        # purpose (an LM's output head, the fp32 precision) must not be rounded to a 10-bit mantissa.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.set_float32_matmul_precision("highest")
     threads = threads or int(os.environ.get("RCSTUDY_THREADS", 0)) or (os.cpu_count() or 1)
     torch.set_num_threads(threads)
     _current = Runtime(dev, threads, choose_dtype(dev, precision))
