@@ -122,6 +122,22 @@ def test_decoder_scores_each_option_by_its_last_token_whatever_the_padding(rt):
     np.testing.assert_allclose(alone, padded, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("model", ["tiny-bert", "tiny-llama"])
+@pytest.mark.parametrize("fields", ["CQA", "QA", "A"])
+def test_batched_tokenisation_gives_the_ids_of_one_item_at_a_time(model, fields):
+    from rcstudy.models import mc
+
+    tok = load_tokenizer(model)
+    long_option = "an option far longer than the whole budget of tokens " * 4
+    items = [*_toy_items(5), MCItem("long", "a context " * 40, "why?", ("short", long_option), 1),
+             MCItem("twice", "c", "q", ("x", "y"), 0), MCItem("twice", "c", "q", ("x", "y"), 0)]
+    mc._encodings.clear()
+    one_by_one = [mc.encode_item(tok, it, fields, 24) for it in items]
+    mc._encodings.clear()
+    assert mc.encode_items(tok, items, fields, 24, chunk=3) == one_by_one
+    assert all(len(o["input_ids"]) <= 24 for e in one_by_one for o in e)
+
+
 def test_predict_masks_missing_options(rt):
     items = [MCItem("a", "c", "q", ("x", "y"), 0), MCItem("b", "c", "q", ("x", "y", "z"), 2)]
     trained = finetune(items, MCConfig(model="tiny-bert", epochs=1), rt)

@@ -73,9 +73,18 @@ def option_pairs(item: MCItem, fields: str) -> list[tuple[str | None, str]]:
 _encodings: dict[tuple, list[dict]] = {}
 
 
+def _encoding_key(tokenizer, item: MCItem, fields: str, max_length: int) -> tuple:
+    return (tokenizer.name_or_path, len(tokenizer), fields, max_length, item.id, item.context, item.question,
+            item.options)
+
+
+def _kept(enc) -> dict:
+    return {k: v for k, v in enc.items() if k in ("input_ids", "token_type_ids")}
+
+
 def encode_item(tokenizer, item: MCItem, fields: str, max_length: int) -> list[dict]:
     """Token ids (and type ids) of each option's pair; the context is truncated first."""
-    key = (tokenizer.name_or_path, len(tokenizer), fields, max_length, item.id, item.context, item.question, item.options)
+    key = _encoding_key(tokenizer, item, fields, max_length)
     if key not in _encodings:
         out = []
         for a, b in option_pairs(item, fields):
@@ -88,9 +97,40 @@ def encode_item(tokenizer, item: MCItem, fields: str, max_length: int) -> list[d
                 except Exception:  # question+option alone exceed max_length
                     enc = tokenizer(a, b, truncation="longest_first", max_length=max_length,
                                     return_token_type_ids=True)
-            out.append({k: v for k, v in enc.items() if k in ("input_ids", "token_type_ids")})
+            out.append(_kept(enc))
         _encodings[key] = out
     return _encodings[key]
+
+
+def encode_items(tokenizer, items: Sequence[MCItem], fields: str, max_length: int, chunk: int = 256) -> list[list[dict]]:
+    """:func:`encode_item` of every item, the ones not memoised yet tokenised ``chunk`` items per
+    call: a fast tokenizer encodes a batch on all cores, which is most of the setup of a GPU run.
+    The ids are the same as item by item; a chunk where some context cannot be truncated enough
+    for its option goes item by item (:func:`encode_item` falls back for that option)."""
+    pending: dict[tuple, MCItem] = {}
+    for it in items:
+        key = _encoding_key(tokenizer, it, fields, max_length)
+        if key not in _encodings:
+            pending[key] = it
+    todo = list(pending.items())
+    for start in range(0, len(todo), chunk):
+        part = todo[start:start + chunk]
+        pairs = [pair for _, it in part for pair in option_pairs(it, fields)]
+        firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
+        try:
+            if fields == "CQA":
+                enc = tokenizer(firsts, seconds, truncation="only_first", max_length=max_length,
+                                return_token_type_ids=True)
+            else:
+                enc = tokenizer(seconds, truncation=True, max_length=max_length, return_token_type_ids=True)
+        except Exception:  # some question+option alone exceeds max_length
+            for _, it in part:
+                encode_item(tokenizer, it, fields, max_length)
+            continue
+        rows = iter(_kept({k: enc[k][i] for k in enc}) for i in range(len(pairs)))
+        for key, it in part:
+            _encodings[key] = [next(rows) for _ in it.options]
+    return [encode_item(tokenizer, it, fields, max_length) for it in items]
 
 
 def collate(encoded: list[list[dict]], pad_id: int, n_options: int | None = None,
@@ -183,7 +223,7 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
     seed_everything(cfg.seed)
     tokenizer = load_tokenizer(cfg.model)
     model = (init if init is not None else load_multiple_choice(cfg.model, seed=cfg.seed)).to(rt.device)
-    encoded = [encode_item(tokenizer, it, cfg.fields, cfg.max_length) for it in train_items]
+    encoded = encode_items(tokenizer, train_items, cfg.fields, cfg.max_length)
     lengths = [max(len(o["input_ids"]) for o in e) for e in encoded]
     labels = torch.tensor([it.label for it in train_items])
     n_epochs = max(1, int(np.ceil(cfg.epochs)))
@@ -230,7 +270,7 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
 def predict(trained: TrainedMC, items: Sequence[MCItem], rt: Runtime) -> np.ndarray:
     """Option logits, shape (n_items, max options); ``-inf`` where an item has fewer options."""
     cfg, tok = trained.cfg, trained.tokenizer
-    encoded = [encode_item(tok, it, cfg.fields, cfg.max_length) for it in items]
+    encoded = encode_items(tok, items, cfg.fields, cfg.max_length)
     if not encoded:
         return np.zeros((0, 0), dtype=np.float32)
     n_opt = max(len(e) for e in encoded)
@@ -316,7 +356,7 @@ def frozen_features(model_name: str, items: Sequence[MCItem], fields: str, rt: R
         else:
             encoder = AutoModel.from_pretrained(resolve(model_name))
         encoder = encoder.to(rt.device).eval()
-        encoded = [encode_item(tok, it, fields, max_length) for it in items]
+        encoded = encode_items(tok, items, fields, max_length)
         n_opt = max((len(e) for e in encoded), default=0)
         feats = np.zeros((len(items), n_opt, encoder.config.hidden_size), dtype=np.float32)
         lengths = [max(len(o["input_ids"]) for o in e) for e in encoded]
