@@ -35,12 +35,22 @@ def test_flops_are_6_n_tokens_to_train_and_2_n_tokens_to_score(no_gpu_results):
 
 def test_a_measured_gpu_utilisation_replaces_the_assumption(no_gpu_results):
     no_gpu_results.mkdir()
-    (no_gpu_results / "cuda.json").write_text(json.dumps({"flops": {"ours": {"fraction_of_peak": 0.6}}}))
+    (no_gpu_results / "cuda.json").write_text(json.dumps({"flops": {"ours": {"fraction_of_peak": 0.6}},
+                                                           "config": {"mc_model": "roberta-base"}}))
     job = Job("demo", "score", "scoring", "bert-base-uncased", score_tokens=10**9)
     table = plan.plan_table([job], "h100", no_gpu_results)
     assert table.attrs["utilisation"] == 0.6
-    assert "measured by the benchmark on CUDA" in table.attrs["utilisation_source"]
+    assert table.attrs["utilisation_source"] == "measured by the benchmark on CUDA (cuda.json: 60% of peak with roberta-base)"
     assert table.loc["scoring", "GPU hours"] == pytest.approx(2 * BERT_BASE_PARAMS * 1e9 / (989e12 * 0.6 * 3600))
+
+
+def test_a_gpu_benchmark_of_a_small_model_does_not_replace_the_assumption(no_gpu_results):
+    no_gpu_results.mkdir()
+    (no_gpu_results / "cuda.json").write_text(json.dumps({"flops": {"ours": {"fraction_of_peak": 0.005}},
+                                                           "config": {"mc_model": "minilm-l6"}}))
+    share, how = plan.utilisation(no_gpu_results)
+    assert share == plan.ASSUMED_UTILISATION
+    assert how == "assumed 30% of peak (the GPU benchmark measured 0.5% with minilm-l6, a model too small to keep a GPU busy)"
 
 
 def test_parameter_counts_are_the_benchmarks_matmul_count():

@@ -118,23 +118,37 @@ def gpu(name: str) -> GPU:
     return GPUS[name.lower()]
 
 
+#: A benchmark model smaller than this (matmul parameters) leaves a GPU waiting on the work around
+#: each step, so its measured share says nothing of the full profile's models (base size and up).
+REPRESENTATIVE_PARAMS = 50e6
+
+
 def utilisation(results_dir: Path = BENCH_RESULTS) -> tuple[float, str]:
     """The share of peak FLOP/s the engines reach on a GPU, and where the number comes from: the
     benchmark's measured training FLOP share on CUDA (``<results_dir>/cuda.json``, against the
-    matmul peak it measured there) where it exists, else :data:`ASSUMED_UTILISATION`."""
+    matmul peak it measured there) where it exists and measured a model of at least
+    :data:`REPRESENTATIVE_PARAMS`, else :data:`ASSUMED_UTILISATION`."""
     measured = {device: _measured_share(Path(results_dir) / f"{device}.json") for device in ("cuda", "cpu")}
     if measured["cuda"]:
-        return measured["cuda"], f"measured by the benchmark on CUDA (cuda.json: {measured['cuda']:.0%} of peak)"
-    cpu = f"; the CPU benchmark measured {measured['cpu']:.0%}" if measured["cpu"] else ""
+        share, model = measured["cuda"]
+        size = model_size(model) if model else None
+        if size is not None and size.params >= REPRESENTATIVE_PARAMS:
+            return share, f"measured by the benchmark on CUDA (cuda.json: {share:.0%} of peak with {model})"
+        return ASSUMED_UTILISATION, (
+            f"assumed {ASSUMED_UTILISATION:.0%} of peak (the GPU benchmark measured {share:.1%} with {model or 'its model'}, "
+            f"a model too small to keep a GPU busy)")
+    cpu = f"; the CPU benchmark measured {measured['cpu'][0]:.0%}" if measured["cpu"] else ""
     return ASSUMED_UTILISATION, f"assumed {ASSUMED_UTILISATION:.0%} of peak (no GPU benchmark recorded{cpu})"
 
 
-def _measured_share(path: Path) -> float | None:
-    """Our trainer's FLOP/s as a share of the matmul peak, in a benchmark results file (None: not there)."""
+def _measured_share(path: Path) -> tuple[float, str | None] | None:
+    """Our trainer's FLOP/s as a share of the matmul peak in a benchmark results file, and the
+    model it trained (None: not there)."""
     if not path.is_file():
         return None
-    share = json.loads(path.read_text()).get("flops", {}).get("ours", {}).get("fraction_of_peak")
-    return float(share) if share else None
+    results = json.loads(path.read_text())
+    share = results.get("flops", {}).get("ours", {}).get("fraction_of_peak")
+    return (float(share), results.get("config", {}).get("mc_model")) if share else None
 
 
 def model_size(model: str) -> ModelSize | None:
