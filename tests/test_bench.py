@@ -52,6 +52,7 @@ def test_tiny_benchmark_writes_json_and_markdown(tiny_data, tmp_path, isolated_c
     saved = json.loads((out / "cpu.json").read_text())
     assert saved == json.loads(json.dumps(results))
     assert saved["hardware"]["device"] == "cpu" and saved["config"]["train_steps"] == 2
+    assert saved["engine_code"] == bench.engine_code() and saved["warm_up_seconds"] == 0.0
 
     t = saved["training"]
     assert t["train_questions"] == 4 and t["eval_questions"] == 4
@@ -216,6 +217,32 @@ def test_the_speed_target_is_against_the_strongest_reference(speedup, met):
     assert "(strongest)" in rows[0]["measure"] and "(strongest)" not in rows[1]["measure"]
 
 
+def test_the_headline_names_the_faster_reference_and_a_gpu_run_without_warm_up():
+    cpu = _results(1.1)
+    cpu["hardware"] = {"device": "cpu", "cpu_count": 2}
+    assert bench.headline(cpu).startswith("On the 2-core CPU run, our trainer fine-tuned m at 1.10 times the "
+                                          "questions per second of the tuned `Trainer`, the faster reference here")
+    gpu = _results(0.5)
+    gpu["hardware"] = {"device": "cuda", "gpu": "H200"}
+    gpu["training"] |= {"strongest": "trainer_official", "speedup": 0.4,
+                        "ours": {**gpu["training"]["ours"], "train_seconds": 44.0, "dtype": "bfloat16"}}
+    gpu["precision"] = {"training": {"bf16": {"train_seconds": 20.0, "dtype": "bfloat16"}, "reference_speedup": 1.13}}
+    text = bench.headline(gpu)
+    assert "no faster than the `Trainer` configured as the official script (0.40 times" in text
+    assert "at 0.50 times the tuned `Trainer`" in text
+    assert "with no warm-up, and paid the GPU's one-time costs: 44.0 s, where stage e's bf16 run" in text
+    assert "20.0 s, at 1.13 times" in text
+    assert "warm-up" not in bench.headline({**gpu, "warm_up_seconds": 3.0})
+
+
+def test_the_headline_says_when_a_record_measured_other_engine_code():
+    record = _results(1.1)
+    record["hardware"] = {"device": "cpu", "cpu_count": 2}
+    assert "does not say which version of the engines" in bench.headline(record)
+    assert "an earlier version of the engines" in bench.headline({**record, "engine_code": "0" * 20})
+    assert "run the benchmark again" not in bench.headline({**record, "engine_code": bench.engine_code()})
+
+
 def _run(final_loss: float, low: float) -> dict:
     return {"losses": [1.4] * 9 + [final_loss], "accuracy": {"estimate": low + 5, "low": low, "high": low + 10}}
 
@@ -270,8 +297,9 @@ def test_the_text_edit_of_the_book_stage_changes_one_chapter_in_a_copy(tmp_path)
     assert (copy / "params" / "reclor.quick.yaml").exists()
 
 
-def _record(date: str, stages: tuple[str, ...], preset: str = "cpu", cpu_model: str = "EPYC") -> dict:
-    record = {"rcstudy": "0", "date": date, "preset": preset, "config": {"train_steps": 100},
+def _record(date: str, stages: tuple[str, ...], preset: str = "cpu", cpu_model: str = "EPYC",
+            engine_code: str = "abc") -> dict:
+    record = {"rcstudy": "0", "engine_code": engine_code, "date": date, "preset": preset, "config": {"train_steps": 100},
               "stages": list(stages), "load_average": [0.0, 0.0], "load": {s: [1.0, 2.0] for s in stages},
               "hardware": {"device": "cpu", "cpu_model": cpu_model, "cpu_count": 2, "torch_threads": 2,
                            "memory_gb": 24, "torch": "2"}}
@@ -296,7 +324,7 @@ def test_a_run_of_some_stages_keeps_the_others_of_the_same_setup():
     assert bench.stage_dates(_record("d0", ("train",))) == {"train": "d0"}
 
 
-@pytest.mark.parametrize("change", [{"preset": "gpu"}, {"cpu_model": "Xeon"}])
+@pytest.mark.parametrize("change", [{"preset": "gpu"}, {"cpu_model": "Xeon"}, {"engine_code": "other"}])
 def test_stages_of_another_setup_are_not_kept(change):
     previous = _record("d1", ("train", "score"))
     new = _record("d2", ("book",), **change)
@@ -311,9 +339,20 @@ def test_markdown_names_each_stage_date_when_they_differ():
         {**merged, "stages": ["train", "book"], "measured": {"train": "d1", "book": "d2"}})
 
 
+def test_a_gpu_record_says_whether_a_warm_up_ran_before_the_timed_runs():
+    cuda = {**_record("d1", ()), "hardware": {**_record("d1", ())["hardware"], "device": "cuda", "gpu": "H200"}}
+    assert "No warm-up ran first" in bench.markdown(cuda)
+    assert "An untimed warm-up of the GPU ran first (12.3 s)." in bench.markdown({**cuda, "warm_up_seconds": 12.34})
+    assert "warm-up" not in bench.markdown(_record("d1", ()))
+
+
+def test_no_warm_up_on_a_cpu():
+    assert bench.warm_device(bench.PRESETS["tiny"], runtime.setup("cpu", threads=1, precision="fp32")) == 0.0
+
+
 def _scoring_results(identical_bf16: int, identical_fp32: int) -> dict:
     run = {"seconds": 10.0, "items_per_s": 10.0, "acc": 22.0, "acc_norm": 29.0}
-    return {"scoring": {
+    return {"hardware": {"device": "cpu", "cpu_count": 2}, "scoring": {
         "model": "lm", "items": 100, "ours": run, "reference": {**run, "seconds": 30.0}, "speedup": 3.0,
         "harness_reported": {"acc": 22.0, "acc_norm": 29.0}, "identical_predictions": identical_bf16,
         "identical_predictions_norm": identical_bf16, "max_abs_loglik_difference": 0.5,
