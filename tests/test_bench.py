@@ -350,6 +350,22 @@ def test_no_warm_up_on_a_cpu():
     assert bench.warm_device(bench.PRESETS["tiny"], runtime.setup("cpu", threads=1, precision="fp32")) == 0.0
 
 
+class _PretendGPU(runtime.Runtime):
+    """A CPU runtime that reports itself as CUDA, to run the GPU-only code paths here."""
+
+    cuda = True
+
+
+def test_the_gpu_warm_up_runs_the_model_at_every_length(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    lengths = []
+    monkeypatch.setattr(torch.nn.Embedding, "forward", lambda self, ids, real=torch.nn.Embedding.forward:
+                        lengths.append(ids.shape[-1]) or real(self, ids))
+    cfg = bench.config_from("tiny", {"max_length": 48, "batch_size": 2})
+    seconds = bench.warm_device(cfg, _PretendGPU(torch.device("cpu"), 1, torch.float32))
+    assert seconds > 0 and sorted(set(lengths)) == [16, 32, 48]
+
+
 def _scoring_results(identical_bf16: int, identical_fp32: int) -> dict:
     run = {"seconds": 10.0, "items_per_s": 10.0, "acc": 22.0, "acc_norm": 29.0}
     return {"hardware": {"device": "cpu", "cpu_count": 2}, "scoring": {
