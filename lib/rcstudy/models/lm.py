@@ -149,6 +149,7 @@ class CausalLM(_LanguageModel):
         dev = self.rt.device
         ids, mask = self._left_padded(contexts)
         own = torch.tensor(owner)
+        own_dev = own.to(dev)
         # Each log-probability is picked out on the device: only (rows × tokens) numbers travel to
         # the host, never the (rows × tokens × vocabulary) log-softmax (hundreds of MB a batch on a GPU).
         with torch.inference_mode(), self.rt.autocast():
@@ -156,11 +157,11 @@ class CausalLM(_LanguageModel):
                              position_ids=(mask.cumsum(-1) - 1).clamp(min=0).to(dev), use_cache=True,
                              logits_to_keep=1)
             first_ids = torch.tensor([c[0] for c in continuations], device=dev)
-            first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)[own.to(dev), first_ids].cpu()
+            first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)[own_dev, first_ids].cpu()
             rest_len = max(len(c) for c in continuations) - 1
             if rest_len > 0:  # every continuation token but the last, right-padded, after its context
                 cache = out.past_key_values
-                cache.reorder_cache(own.to(dev))
+                cache.reorder_cache(own_dev)
                 rest = torch.zeros((len(continuations), rest_len), dtype=torch.long)
                 rest_mask = torch.zeros_like(rest)
                 targets = torch.zeros_like(rest)  # the token each position of ``rest`` predicts

@@ -104,7 +104,7 @@ def encode_item(tokenizer, item: MCItem, fields: str, max_length: int) -> list[d
 
 def encode_items(tokenizer, items: Sequence[MCItem], fields: str, max_length: int, chunk: int = 256) -> list[list[dict]]:
     """:func:`encode_item` of every item, the ones not memoised yet tokenised ``chunk`` items per
-    call: a fast tokenizer encodes a batch on all cores, which is most of the setup of a GPU run.
+    call: a fast tokenizer encodes a batch on all cores, where one call per option waits on Python.
     The ids are the same as item by item; a chunk where some context cannot be truncated enough
     for its option goes item by item (:func:`encode_item` falls back for that option)."""
     pending: dict[tuple, MCItem] = {}
