@@ -42,6 +42,14 @@ def tiny_data(tmp_path, monkeypatch):
     return data
 
 
+def test_quality_stage_holds_out_the_last_train_questions(tiny_data):
+    train, held_out = bench._quality_split(bench.config_from("tiny", {"quality_questions": None}))
+    assert [it.id for it in train] == [f"train_{i}" for i in range(4)]
+    assert [it.id for it in held_out] == ["train_4", "train_5"]
+    with pytest.raises(ValueError, match="quality_holdout = 6, but ReClor train has 6 questions"):
+        bench._quality_split(bench.config_from("tiny", {"quality_holdout": 6}))
+
+
 def test_tiny_benchmark_writes_json_and_markdown(tiny_data, tmp_path, isolated_cache):
     cfg = bench.config_from("tiny")
     out = tmp_path / "out"
@@ -70,6 +78,9 @@ def test_tiny_benchmark_writes_json_and_markdown(tiny_data, tmp_path, isolated_c
 
     q = saved["quality"]  # a tiny random model does not learn in one epoch of four questions
     assert q["train_questions"] == 4 and not q["ours"]["learned"] and not q["reference"]["learned"]
+    # scored: the 4 val questions and the 2 train questions held out of its training
+    assert q["val_questions"] == 4 and q["held_out_questions"] == 2 and q["eval_questions"] == 6
+    assert len(q["ours"]["correct"]) == len(q["reference"]["correct"]) == q["difference"]["n"] == 6
     assert q["verdict"] == "not comparable: neither run learned"
 
     s = saved["scoring"]

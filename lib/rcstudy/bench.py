@@ -38,8 +38,9 @@ e. **precision** (by default in the cpu and gpu presets): the training of (a) wi
    ``Trainer`` trained in bf16, so that the ratio of (a) is also reported with both sides in bf16.
 f. **quality**: ours and the tuned ``Trainer`` trained where the model learns within the budget
    (ReClor's options alone, ``quality_epochs`` over ``quality_questions``); a TOST equivalence
-   test of their per-question val correctness (``equivalence_margin`` points), or "not
-   comparable" where a run did not learn (:func:`learned`).
+   test of their per-question correctness on ReClor val and ``quality_holdout`` train questions
+   held out of their training (``equivalence_margin`` points), or "not comparable" where a run
+   did not learn (:func:`learned`).
 g. **curves**: time and peak memory of ours and the strongest reference at growing amounts of
    work (:data:`CURVES`: questions fine-tuned, tokens per pair, questions scored), each point in
    a fresh process, with each line's growth exponent.
@@ -111,8 +112,12 @@ class BenchConfig:
     seed: int = 0
     eval_items: int | None = None  # ReClor val questions to score (None: all 500)
     quality_fields: str = "A"  # what the quality stage's models read: the options alone, which they learn from
-    quality_questions: int | None = None  # ReClor train questions of the quality stage (None: all 4,638)
-    quality_epochs: float = 2
+    quality_questions: int | None = None  # ReClor train questions of the quality stage (None: all not held out)
+    # train questions held out of the quality stage's training and scored with val: on 500 items
+    # alone, runs that agree on 9 in 10 get a 90% paired interval of about ±2.2 points, which
+    # reaches past a ±3 margin whenever the two differ by a point; on 1,500 about ±1.3
+    quality_holdout: int = 1000
+    quality_epochs: float = 3
     equivalence_margin: float = 3.0  # points: the TOST margin of the quality stage
     lm_model: str = "smollm2-135m"
     lm_items: int | None = None  # LogiQA test questions of the scoring stage (None: all 651)
@@ -133,14 +138,14 @@ PRESETS = {
     # a quiet 2-core CPU machine: about 1.5 hours for every stage but the book (see benchmarks/README.md)
     "cpu": BenchConfig(),
     # one GPU: one epoch of ReClor train at 32 questions a step, all of LogiQA test; the quality
-    # stage takes as many steps as the cpu preset's (2 epochs at 8 questions a step: at 32 and 2
+    # stage takes as many steps as the cpu preset's (3 epochs at 8 questions a step: at 32 and 2
     # epochs neither run learned on an H200, final losses 1.32 and 1.31)
-    "gpu": BenchConfig(train_steps=144, batch_size=32, eval_batch_size=64, quality_epochs=8, lm_items=None,
+    "gpu": BenchConfig(train_steps=144, batch_size=32, eval_batch_size=64, quality_epochs=12, lm_items=None,
                        lm_batch_size=32, record_items=None, curve_sizes=(80, 160, 320, 640),
                        curve_length_questions=128, peak_size=8192, peak_reps=10),
     # the tests and the smoke profile: tiny random models, a handful of items
     "tiny": BenchConfig(mc_model="tiny-bert", train_steps=2, batch_size=2, eval_batch_size=4, eval_items=4,
-                        quality_questions=4, quality_epochs=1, lm_model="tiny-llama", lm_items=3, record_items=2,
+                        quality_questions=4, quality_holdout=2, quality_epochs=1, lm_model="tiny-llama", lm_items=3, record_items=2,
                         precision_lm_items=3, lm_batch_size=4, peak_size=128, peak_reps=2,
                         curve_sizes=(2, 4), curve_lengths=(16, 32), curve_length_questions=2),
 }
@@ -321,6 +326,16 @@ def _reclor_val(cfg: BenchConfig) -> list:
     from .data.reclor import load_split
 
     return load_split("val")[: cfg.eval_items]
+
+
+def _quality_split(cfg: BenchConfig) -> tuple[list, list]:
+    """The quality stage's training questions (the first ``quality_questions`` of ReClor train but
+    its last ``quality_holdout``) and the held-out ones, which it scores beside val."""
+    train = _reclor_train(None)
+    if not 0 <= cfg.quality_holdout < len(train):
+        raise ValueError(f"quality_holdout = {cfg.quality_holdout}, but ReClor train has {len(train)} questions")
+    cut = len(train) - cfg.quality_holdout
+    return train[:cut][: cfg.quality_questions], train[cut:]
 
 
 def _reclor(cfg: BenchConfig):
@@ -521,26 +536,31 @@ def equivalence_verdict(ours: dict, ref: dict, equivalence, k: int) -> str:
 def stage_quality(cfg: BenchConfig, rt) -> dict:
     """Stage f: ours and the tuned ``Trainer`` trained on a task the model learns within the
     budget (ReClor with ``quality_fields``, by default the options alone, whose biases a small
-    encoder picks up), then a TOST equivalence test of their per-question val correctness with a
-    margin of ``equivalence_margin`` points; "not comparable" where a run did not learn."""
+    encoder picks up), then a TOST equivalence test of their per-question correctness on val and
+    the held-out train questions with a margin of ``equivalence_margin`` points; "not comparable"
+    where a run did not learn."""
     from .learning import final_loss
     from .models import model_config
     from .stats import paired_equivalence
 
-    train, val = _reclor_train(cfg.quality_questions), _reclor_val(cfg)
+    train, held_out = _quality_split(cfg)
+    val = _reclor_val(cfg)
+    scored = val + held_out
     config = model_config(cfg.mc_model)
     what = dict(fields=cfg.quality_fields, epochs=cfg.quality_epochs)
     _log(f"▶ f. fine-tuning {cfg.mc_model} on {len(train)} ReClor questions ({cfg.quality_fields}) "
          f"for {cfg.quality_epochs:g} epochs, ours")
-    ours = _train_ours(train, val, cfg, rt, config.vocab_size, **what)
+    ours = _train_ours(train, scored, cfg, rt, config.vocab_size, **what)
     _log(f"▶ f. the same with transformers.{REFERENCES['trainer_tuned']}")
-    ref = _train_reference(train, val, cfg, rt, config.vocab_size, padded=False, **what)
-    systems = {name: _measured(m, train, val, config, None, cfg.seed) for name, m in (("ours", ours), ("reference", ref))}
+    ref = _train_reference(train, scored, cfg, rt, config.vocab_size, padded=False, **what)
+    systems = {name: _measured(m, train, scored, config, None, cfg.seed)
+               for name, m in (("ours", ours), ("reference", ref))}
     k = len(val[0].options)
     test = paired_equivalence(systems["ours"]["correct"], systems["reference"]["correct"],
                               margin=cfg.equivalence_margin, seed=cfg.seed)
     return {"model": cfg.mc_model, "fields": cfg.quality_fields, "epochs": cfg.quality_epochs,
-            "train_questions": len(train), "eval_questions": len(val), "options": k,
+            "train_questions": len(train), "eval_questions": len(scored), "val_questions": len(val),
+            "held_out_questions": len(held_out), "options": k,
             **{name: {**run, "final_loss": final_loss(run["losses"]), "learned": learned(run, k)}
                for name, run in systems.items()},
             "difference": asdict(test.difference), "margin": test.margin, "equivalent": test.equivalent,
@@ -1091,6 +1111,13 @@ def _training_rows(t: dict, add) -> None:
         _interval(t["accuracy_difference"]))
 
 
+def _scored_questions(q: dict) -> str:
+    """What stage f scored: "500 val + 1000 held-out train questions" (records before the hold-out: val only)."""
+    held_out = q.get("held_out_questions", 0)
+    val = q["eval_questions"] - held_out
+    return f"{val} val + {held_out} held-out train questions" if held_out else f"{val} val questions"
+
+
 def _quality_rows(q: dict, add) -> None:
     """Stage f's rows: whether both runs learned, their accuracies, and the equivalence verdict."""
     name = (f"f. quality: {q['model']} on ReClor ({q['fields']}), {q['train_questions']} questions × "
@@ -1099,8 +1126,8 @@ def _quality_rows(q: dict, add) -> None:
     add(name, f"final training loss (learned: < {LEARNED_LOSS_SHARE:g} · ln {k} = "
         f"{LEARNED_LOSS_SHARE * math.log(k):.3f})",
         f"{q['ours']['final_loss']:.3f}", f"{q['reference']['final_loss']:.3f}")
-    add(name, f"val accuracy %, 95% CI (learned: above {100 / k:g})", _interval(q["ours"]["accuracy"]),
-        _interval(q["reference"]["accuracy"]))
+    add(name, f"accuracy % on {_scored_questions(q)}, 95% CI (learned: above {100 / k:g})",
+        _interval(q["ours"]["accuracy"]), _interval(q["reference"]["accuracy"]))
     d = q["difference"]
     add(name, f"ours − reference, points ({100 * d['level']:.0f}% paired interval; TOST ±{q['margin']:g})",
         _interval(d), "", "", f"equivalent within ±{q['margin']:g}", "yes" if q["verdict"] == "equivalent" else "no")
@@ -1314,7 +1341,8 @@ def stage_dates(results: dict) -> dict[str, str]:
 _TRAINING = ("mc_model", "train_steps", "batch_size", "eval_batch_size", "max_length", "lr", "seed", "eval_items")
 STAGE_SETTINGS = {
     "train": (*_TRAINING, "peak_size", "peak_reps"),
-    "quality": (*_TRAINING, "quality_fields", "quality_questions", "quality_epochs", "equivalence_margin"),
+    "quality": (*_TRAINING, "quality_fields", "quality_questions", "quality_holdout", "quality_epochs",
+                "equivalence_margin"),
     "score": ("lm_model", "lm_items", "record_items", "lm_batch_size"),
     "precision": (*_TRAINING, "peak_size", "peak_reps", "lm_model", "precision_lm_items", "lm_batch_size"),
     "curves": (*_TRAINING, "lm_model", "lm_batch_size", "curve_sizes", "curve_lengths", "curve_length_questions"),
