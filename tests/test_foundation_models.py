@@ -1,6 +1,8 @@
 """Model names, the multiple-choice engine and the causal-LM engine on tiny random models."""
 
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -110,6 +112,29 @@ def test_finetune_loss_falls_and_is_reproducible(model, precision):
     np.testing.assert_allclose(predict(a, items, rt), predict(b, items, rt), rtol=1e-5, atol=1e-5)
     c = finetune(items, MCConfig(**{**cfg.__dict__, "seed": 4}), rt)
     assert not np.allclose(predict(a, items, rt), predict(c, items, rt))
+
+
+def test_training_and_prediction_read_from_the_device_only_at_the_end(rt, monkeypatch):
+    """A value our code reads back every step (``.item()``, ``.cpu()``) makes the host wait for a
+    GPU (the optimiser's own reads of its step count are torch's, as in any training loop)."""
+    reads = []
+
+    def counted(name, original):
+        def read(tensor, *args, **kwargs):
+            if "rcstudy" in Path(sys._getframe(1).f_code.co_filename).parts:
+                reads.append(name)
+            return original(tensor, *args, **kwargs)
+        return read
+
+    for name in ("item", "cpu", "tolist"):
+        monkeypatch.setattr(torch.Tensor, name, counted(name, getattr(torch.Tensor, name)))
+    items = _toy_items(12)
+    cfg = MCConfig(model="tiny-bert", fields="QA", epochs=2, batch_size=2, grad_accum=2, eval_batch_size=4)
+    trained = finetune(items, cfg, rt)
+    assert reads == ["tolist"] and len(trained.losses) == 6  # 12 batches, one loss per optimiser step
+    reads.clear()
+    assert predict(trained, items, rt).shape == (12, 4)  # 3 batches, one copy
+    assert reads == ["cpu"]
 
 
 def test_decoder_scores_each_option_by_its_last_token_whatever_the_padding(rt):

@@ -239,8 +239,10 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
     optimizer = torch.optim.AdamW(groups, lr=cfg.lr)
     schedule = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup * total_steps), total_steps)
     model.train()
-    losses: list[float] = []
-    done, running = 0, 0.0
+    # each optimiser step's loss stays on the device until the end: reading it every step
+    # (``.item()``) would make the host wait for the GPU instead of preparing the next batch
+    losses: list[torch.Tensor] = []
+    done, running = 0, torch.zeros((), dtype=torch.float64, device=rt.device)
     bar = track(range(total_batches), desc=f"fine-tune {cfg.model} (seed {cfg.seed})", unit="batch")
     steps = iter(bar)
     for epoch in range(n_epochs):
@@ -253,7 +255,7 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
             logits = _forward(model, batch, rt)
             loss = F.cross_entropy(logits, labels[batch_idx].to(rt.device)) / cfg.grad_accum
             loss.backward()
-            running += loss.item()
+            running += loss.detach()
             done += 1
             if done % cfg.grad_accum == 0 or done == total_batches:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -261,10 +263,10 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
                 schedule.step()
                 optimizer.zero_grad(set_to_none=True)
                 losses.append(running)
-                running = 0.0
+                running = torch.zeros((), dtype=torch.float64, device=rt.device)
     bar.close()
     model.eval()
-    return TrainedMC(model, tokenizer, cfg, losses)
+    return TrainedMC(model, tokenizer, cfg, torch.stack(losses).tolist())
 
 
 def predict(trained: TrainedMC, items: Sequence[MCItem], rt: Runtime) -> np.ndarray:
@@ -275,13 +277,15 @@ def predict(trained: TrainedMC, items: Sequence[MCItem], rt: Runtime) -> np.ndar
         return np.zeros((0, 0), dtype=np.float32)
     n_opt = max(len(e) for e in encoded)
     lengths = [max(len(o["input_ids"]) for o in e) for e in encoded]
-    out = np.zeros((len(items), n_opt), dtype=np.float32)
+    batches = length_batches(lengths, cfg.eval_batch_size, shuffle=False)
+    logits = []  # kept on the device and copied once: a copy per batch would wait for the GPU each time
     trained.model.eval()
     with torch.inference_mode():
-        for batch_idx in track(length_batches(lengths, cfg.eval_batch_size, shuffle=False),
-                               desc=f"predict {cfg.model} ({len(items)} questions)", unit="batch"):
+        for batch_idx in track(batches, desc=f"predict {cfg.model} ({len(items)} questions)", unit="batch"):
             batch = collate([encoded[i] for i in batch_idx], tok.pad_token_id, n_opt, padding_side=tok.padding_side)
-            out[batch_idx] = _forward(trained.model, batch, rt).cpu().numpy()
+            logits.append(_forward(trained.model, batch, rt))
+    out = np.zeros((len(items), n_opt), dtype=np.float32)
+    out[[i for batch_idx in batches for i in batch_idx]] = torch.cat(logits).cpu().numpy()
     return out
 
 
