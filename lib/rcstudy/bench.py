@@ -11,8 +11,9 @@ a. **training**: multiple-choice fine-tuning of ``mc_model`` on the first
    official ReClor script does (every pair padded to ``max_length``). Same items, steps, batch
    size, optimiser (AdamW, linear warm-up over 10%, weight decay 0.01, gradient clipping at 1),
    dtype, seed and initial weights; no logging or per-step NaN check in the ``Trainer``
-   (:func:`_loss_keeping`), so neither reads a value back from the device every step. Reported: questions/s (model loading and tokenisation
-   included) and tokens computed per real token of each, the ratios, and the val accuracies.
+   (:func:`_loss_keeping`), so neither reads a value back from the device every step.
+   Reported: questions/s (model loading and tokenisation included) and tokens computed per real
+   token of each, the ratios, and the val accuracies.
 b. **scoring**: zero-shot option scoring on LogiQA test with ``lm_model``: the LogiQA chapter's
    scorer (:func:`rcstudy.baselines.option_lm.option_scores`) against lm-evaluation-harness's
    own ``logiqa`` task (``HFLM`` over the same model object). Reported: whether the predictions
@@ -115,7 +116,7 @@ class BenchConfig:
     quality_fields: str = "A"  # what the quality stage's models read: the options alone, which they learn from
     quality_questions: int | None = None  # ReClor train questions of the quality stage (None: all not held out)
     # train questions held out of the quality stage's training and scored with val: on 500 items
-    # alone, runs that agree on 9 in 10 get a 90% paired interval of about ±2.2 points, which
+    # alone, runs that agree on 9 in 10 get a 90% paired interval of ±2.2 to ±2.4 points, which
     # reaches past a ±3 margin whenever the two differ by a point; on 1,500 about ±1.3
     quality_holdout: int = 1000
     quality_epochs: float = 3
@@ -136,7 +137,7 @@ class BenchConfig:
 
 
 PRESETS = {
-    # a quiet 2-core CPU machine: about 1.5 hours for every stage but the book (see benchmarks/README.md)
+    # a quiet 2-core CPU machine: about 1.5 hours for every stage but the book (81 min on 2026-11-27)
     "cpu": BenchConfig(),
     # one GPU: one epoch of ReClor train at 32 questions a step, all of LogiQA test; the quality
     # stage takes as many steps as the cpu preset's (3 epochs at 8 questions a step: at 32 and 2
@@ -146,8 +147,8 @@ PRESETS = {
                        curve_length_questions=128, peak_size=8192, peak_reps=10),
     # the tests and the smoke profile: tiny random models, a handful of items
     "tiny": BenchConfig(mc_model="tiny-bert", train_steps=2, batch_size=2, eval_batch_size=4, eval_items=4,
-                        quality_questions=4, quality_holdout=2, quality_epochs=1, lm_model="tiny-llama", lm_items=3, record_items=2,
-                        precision_lm_items=3, lm_batch_size=4, peak_size=128, peak_reps=2,
+                        quality_questions=4, quality_holdout=2, quality_epochs=1, lm_model="tiny-llama", lm_items=3,
+                        record_items=2, precision_lm_items=3, lm_batch_size=4, peak_size=128, peak_reps=2,
                         curve_sizes=(2, 4), curve_lengths=(16, 32), curve_length_questions=2),
 }
 
@@ -461,9 +462,8 @@ def _train_reference(train, val, cfg: BenchConfig, rt, vocab_size: int, *, padde
 
 def _measured(result: dict, train, val, config, peak: dict | None, seed: int, epochs: float = 1) -> dict:
     """What one training run measured over ``epochs`` of ``train``: speed (every epoch's questions
-    counted), tokens computed per real token, val accuracy with its
-    bootstrap interval, the per-question correctness that paired intervals compare, the training
-    loss curve, and the matmul FLOP rate as a share of ``peak``, which must have been measured in
+    counted), tokens computed per real token, val accuracy with its bootstrap interval, the
+    per-question correctness that paired intervals compare, the training loss curve, and the matmul FLOP rate as a share of ``peak``, which must have been measured in
     the run's dtype (the run's dtype is taken from it; None: no FLOP rate)."""
     import numpy as np
 
