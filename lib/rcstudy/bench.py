@@ -1297,7 +1297,8 @@ def headline(results: dict) -> str:
 
 
 #: The modules whose speed the benchmark measures: a record keeps a fingerprint of their source.
-ENGINE_MODULES = ("rcstudy.models.mc", "rcstudy.models.lm", "rcstudy.baselines.option_lm", "rcstudy.runtime")
+ENGINE_MODULES = ("rcstudy.models.mc", "rcstudy.models.bulk_dropout", "rcstudy.models.lm",
+                  "rcstudy.baselines.option_lm", "rcstudy.runtime")
 
 
 def engine_code() -> str:

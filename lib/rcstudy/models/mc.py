@@ -3,7 +3,8 @@
 Speed matters on 2 CPU cores, so batches are padded dynamically (to the longest sequence in
 the batch, never to a fixed 256) and grouped by length; tokenisation is memoised per
 (tokenizer, fields, max_length, item); inference runs under ``torch.inference_mode``; bf16
-autocast wherever the runtime computes in bf16 (:mod:`rcstudy.runtime`). Trained weights,
+autocast wherever the runtime computes in bf16 (:mod:`rcstudy.runtime`); on a CPU, dropout masks
+drawn from random bits in bulk (:mod:`rcstudy.models.bulk_dropout`) and a fused AdamW. Trained weights,
 predictions and frozen features are cached on disk, keyed by the configuration, a fingerprint of
 the items, the runtime's precision and this module's code, so chapters share them and reruns are free.
 """
@@ -23,6 +24,7 @@ from torch import nn
 from ..cache import cache_key, cached, entry_path, fingerprint, load_weights, save_weights, warn_unreadable
 from ..data.records import MCItem
 from ..runtime import Runtime, seed_everything, track
+from .bulk_dropout import bulk_dropout
 from .loading import load_multiple_choice, load_tokenizer
 
 FIELDS = ("A", "QA", "CQA")
@@ -236,7 +238,9 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
          "weight_decay": cfg.weight_decay},
         {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
-    optimizer = torch.optim.AdamW(groups, lr=cfg.lr)
+    # one fused kernel for the whole update, as the Trainer's default optimiser (torch's default on a
+    # CPU updates one tensor at a time)
+    optimizer = torch.optim.AdamW(groups, lr=cfg.lr, fused=True if rt.device.type in ("cpu", "cuda") else None)
     schedule = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup * total_steps), total_steps)
     model.train()
     # each optimiser step's loss stays on the device until the end: reading it every step
@@ -245,25 +249,26 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
     done, running = 0, torch.zeros((), dtype=torch.float64, device=rt.device)
     bar = track(range(total_batches), desc=f"fine-tune {cfg.model} (seed {cfg.seed})", unit="batch")
     steps = iter(bar)
-    for epoch in range(n_epochs):
-        for batch_idx in length_batches(lengths, cfg.batch_size, shuffle=True, seed=cfg.seed * 1000 + epoch):
-            if done >= total_batches:
-                break
-            next(steps)
-            batch = collate([encoded[i] for i in batch_idx], tokenizer.pad_token_id,
-                            padding_side=tokenizer.padding_side)
-            logits = _forward(model, batch, rt)
-            loss = F.cross_entropy(logits, labels[batch_idx].to(rt.device)) / cfg.grad_accum
-            loss.backward()
-            running += loss.detach()
-            done += 1
-            if done % cfg.grad_accum == 0 or done == total_batches:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                schedule.step()
-                optimizer.zero_grad(set_to_none=True)
-                losses.append(running)
-                running = torch.zeros((), dtype=torch.float64, device=rt.device)
+    with bulk_dropout(model, rt.device, cfg.seed):
+        for epoch in range(n_epochs):
+            for batch_idx in length_batches(lengths, cfg.batch_size, shuffle=True, seed=cfg.seed * 1000 + epoch):
+                if done >= total_batches:
+                    break
+                next(steps)
+                batch = collate([encoded[i] for i in batch_idx], tokenizer.pad_token_id,
+                                padding_side=tokenizer.padding_side)
+                logits = _forward(model, batch, rt)
+                loss = F.cross_entropy(logits, labels[batch_idx].to(rt.device)) / cfg.grad_accum
+                loss.backward()
+                running += loss.detach()
+                done += 1
+                if done % cfg.grad_accum == 0 or done == total_batches:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    optimizer.step()
+                    schedule.step()
+                    optimizer.zero_grad(set_to_none=True)
+                    losses.append(running)
+                    running = torch.zeros((), dtype=torch.float64, device=rt.device)
     bar.close()
     model.eval()
     return TrainedMC(model, tokenizer, cfg, torch.stack(losses).tolist())
