@@ -5,11 +5,13 @@ machine:
 
 a. **training**: multiple-choice fine-tuning of ``mc_model`` on the first
    ``train_steps × batch_size`` ReClor training questions with our trainer
-   (:func:`rcstudy.models.mc.finetune`: dynamic padding, length-bucketed batches) and with two
+   (:func:`rcstudy.models.mc.finetune`: dynamic padding, length-bucketed batches, on a CPU dropout
+   masks drawn in bulk, :mod:`rcstudy.models.bulk_dropout`) and with two
    HuggingFace ``Trainer`` configurations (:data:`REFERENCES`): as a practitioner sets it up
    (``DataCollatorForMultipleChoice``, ``group_by_length``), the strongest reference, and as the
    official ReClor script does (every pair padded to ``max_length``). Same items, steps, batch
-   size, optimiser (AdamW, linear warm-up over 10%, weight decay 0.01, gradient clipping at 1),
+   size, optimiser (torch's fused AdamW, linear warm-up over 10%, weight decay 0.01, gradient
+   clipping at 1), dropout rates,
    dtype, seed and initial weights; no logging or per-step NaN check in the ``Trainer``
    (:func:`_loss_keeping`), so neither reads a value back from the device every step.
    Reported: questions/s (model loading and tokenisation included) and tokens computed per real
