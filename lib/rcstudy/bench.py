@@ -139,7 +139,7 @@ class BenchConfig:
 
 
 PRESETS = {
-    # a quiet 2-core CPU machine: about 1.5 hours for every stage but the book (81 min on 2026-11-27)
+    # a quiet 2-core CPU machine: about 1.5 hours for every stage but the book (78 min on 2026-11-27)
     "cpu": BenchConfig(),
     # one GPU: one epoch of ReClor train at 32 questions a step, all of LogiQA test; the quality
     # stage takes as many steps as the cpu preset's (3 epochs at 8 questions a step: at 32 and 2
