@@ -199,10 +199,21 @@ def _logiqa2_copy(tmp_path, edit):
 
 
 def test_logiqa2_same_id_on_different_questions_is_the_release_s_variant(tmp_path):
-    def reuse_id(rows):
-        rows[1]["id"] = rows[0]["id"]
+    def reuse_id(rows):  # one of the two ids the release's dev.txt gives to two questions
+        rows[0]["id"] = rows[1]["id"] = 10882
     items = lq.parse_logiqa2_jsonl(_logiqa2_copy(tmp_path, reuse_id), split="dev")
     assert items[0].meta["source_id"] == items[1].meta["source_id"] and items[0].context != items[1].context
+
+
+def test_logiqa2_any_other_repeated_id_is_refused(tmp_path):
+    def reuse_id(rows):
+        rows[1]["id"] = rows[0]["id"]
+    path = _logiqa2_copy(tmp_path, reuse_id)
+    with pytest.raises(DataFormatError, match=r"dev.txt:2 \(item 101\): duplicate id 101 \(first at line 1\)$"):
+        lq.parse_logiqa2_jsonl(path, split="dev")
+    with pytest.raises(DataFormatError, match="duplicate id 10882"):  # declared for dev.txt, not for test.txt
+        lq.parse_logiqa2_jsonl(_logiqa2_copy(tmp_path, lambda rows: [r.__setitem__("id", 10882) for r in rows[:2]]),
+                               split="test")
 
 
 @pytest.mark.parametrize("edit, where, problem", [

@@ -8,11 +8,17 @@ script), :class:`HubCopy` records it: :mod:`rcstudy.data.hub` reads it through `
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DataFileMissing
+from ..errors import DataFileMissing, DataFormatError
 from ..settings import data_dir
+
+#: Files any dataset folder may hold besides the release's data: its documentation and licences.
+#: Hidden files (``.DS_Store``) and sub-folders not named in a dataset's ``known_files`` are not looked at.
+DOC_FILES = ("README*", "readme*", "Readme*", "LICENSE*", "LICENCE*", "License*", "license*", "COPYING*",
+             "NOTICE*", "CITATION*", "*.md")
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,10 @@ class DatasetInfo:
     licence: str
     notes: str = ""
     hub: HubCopy | None = None  # None: no public Hub copy in plain files is known
+    #: Every file of the release that may sit in the folder (globs relative to it, ``clues/…`` for a
+    #: sub-folder), besides :data:`DOC_FILES`: any other file there is refused by :func:`check_folder`,
+    #: so that a stray ``subq_split_6.jsonl`` never becomes a sixth split. Empty: ``files``.
+    known_files: tuple[str, ...] = ()
 
 
 DATASETS: dict[str, DatasetInfo] = {
@@ -71,6 +81,7 @@ DATASETS: dict[str, DatasetInfo] = {
                     notes="English only, with Train (7,376 questions); the repository is a loading script over "
                           "the release's txt files, so the Hub's Parquet export of it is read. Its options are "
                           "taken in printed order: the 19 Test blocks printed out of order are not reordered"),
+            known_files=("Train.txt", "Eval.txt", "Test.txt", "zh_train.txt", "zh_eval.txt", "zh_test.txt"),
         ),
         DatasetInfo(
             "logiqa2", "logiqa2", ("dev.txt", "test.txt"),
@@ -83,6 +94,7 @@ DATASETS: dict[str, DatasetInfo] = {
                     revision="refs/convert/parquet", data_dir="logiqa2",
                     notes="the repository is a loading script over the release's files (config logiqa2), so the "
                           "Hub's Parquet export of it is read; no OOD test split"),
+            known_files=("train.txt", "dev.txt", "test.txt", "ood_test.jsonl"),
         ),
         DatasetInfo(
             "metalogic", "metalogic", ("metalogic_train.json", "metalogic_dev.json", "metalogic_test.json"),
@@ -95,6 +107,7 @@ DATASETS: dict[str, DatasetInfo] = {
             "https://github.com/nii-cl/rule", "none stated",
             "Main questions are ReClor train items; subq_split_{1..5}.jsonl are the released splits. "
             "No public Hub copy was found.",
+            known_files=("mainq.jsonl", "subq_all.jsonl", "prompts.json", *(f"subq_split_{k}.jsonl" for k in range(1, 6))),
         ),
         DatasetInfo(
             "record", "record", (),
@@ -109,6 +122,13 @@ DATASETS: dict[str, DatasetInfo] = {
                     data_dir="record",
                     notes="SuperGLUE's release (100,730 / 10,000 / 10,000 queries); the copy drops the news source "
                           "and the answers' spans, so every mention of a gold text counts as an answer span"),
+            # the official release, SuperGLUE's, FewGLUE's ReCoRD folder (unlabeled.jsonl is not read),
+            # CLUES' ReCoRD files (10, 20 and 30 training queries, 5 draws each) and the explorer's pages
+            known_files=("train.json", "dev.json", "test.json", "train.jsonl", "val.jsonl", "test.jsonl",
+                         "fewglue/train.jsonl", "fewglue/dev32.jsonl", "fewglue/unlabeled.jsonl",
+                         "clues/record_test.jsonl", *(f"clues/record_train_{n}_{k}.jsonl" for n in (10, 20, 30)
+                                                      for k in range(1, 6)),
+                         "explorer/examples.json", "explorer/dataset_readme.txt"),
         ),
     ]
 }
@@ -117,6 +137,37 @@ DATASETS: dict[str, DatasetInfo] = {
 def dataset_dir(dataset: str) -> Path:
     """The folder of ``dataset`` inside the data directory (it may not exist)."""
     return data_dir() / DATASETS[dataset].folder
+
+
+def check_folder(dataset: str, folder: Path | str | None = None) -> None:
+    """Refuse any file in the dataset's folder (default :func:`dataset_dir`) that is not one of the
+    release's files (:attr:`DatasetInfo.known_files`) or its documentation, naming the file.
+
+    The folder itself and the sub-folders the known files name are looked at; hidden files and
+    other sub-folders are not. A folder that does not exist is left to the loaders (their
+    :class:`DataFileMissing` says where to get the files).
+    """
+    root = Path(folder) if folder is not None else dataset_dir(dataset)
+    if not root.is_dir():
+        return
+    info = DATASETS[dataset]
+    data = info.known_files or info.files
+    subdirs = {""} | {p.split("/", 1)[0] for p in data if "/" in p}
+    for sub in sorted(subdirs):
+        where = root / sub if sub else root
+        if not where.is_dir():
+            continue
+        for path in sorted(where.iterdir()):
+            if path.name.startswith(".") or path.is_dir():
+                continue
+            rel = f"{sub}/{path.name}" if sub else path.name
+            if any(fnmatch.fnmatchcase(rel, p) for p in data) or any(fnmatch.fnmatchcase(path.name, p)
+                                                                       for p in DOC_FILES):
+                continue
+            shown = ", ".join(data[:8]) + (f" and {len(data) - 8} more" if len(data) > 8 else "")
+            raise DataFormatError(path, f"the file is not one of the {dataset} release's files, so it would not be "
+                                        f"read as the release is (expected {shown}, and documentation): move it "
+                                        f"out of {where}")
 
 
 def dataset_file(dataset: str, name: str) -> Path:
