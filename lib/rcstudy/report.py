@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -27,6 +28,55 @@ NOT_LEARNED = "model did not learn"
 #: No verdict from our evidence: it could not have detected the paper's effect (power below the
 #: target), or it could have and did not (:class:`rcstudy.claims.Power`).
 UNDERPOWERED, INCONCLUSIVE = "underpowered", "inconclusive"
+
+
+# --------------------------------------------------------------------------- text from data
+
+#: The ASCII punctuation Markdown can read as syntax, anywhere or at a line start (all of it but
+#: ``, ; ? " ' / @``, which CommonMark and MyST's extensions never read so on their own). CommonMark
+#: renders any ASCII punctuation escaped with a backslash as the character itself.
+_MD_PUNCTUATION = re.compile(r"([!#$%&()*+\-.:<=>\[\\\]^_`{|}~])")
+_SAFE_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#@!$&'()*+,;=%]+")
+
+
+def md_text(value) -> str:
+    """``value``, text from data or parameters, as Markdown that renders as exactly that text.
+
+    Every punctuation character Markdown reads is escaped with a backslash, so nothing in it is
+    Markdown or HTML: no raw HTML (``<script>``, ``<img onerror=...>``), entity, link, emphasis, code span,
+    table cell, ``$`` math, MyST role or ``{{ }}`` substitution, nor a list, heading, comment or
+    block quote at the start of a line. Line breaks are kept (a blank line still parts paragraphs);
+    the indentation of a line is dropped, so that it cannot become a code block."""
+    lines = str(value).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(_MD_PUNCTUATION.sub(r"\\\1", line.lstrip()) for line in lines)
+
+
+def md_code(value) -> str:
+    """``value`` as an inline code span, shown verbatim: fenced with more backticks than any run of
+    them it holds (so it cannot close the span early), on one line."""
+    text = " ".join(str(value).splitlines())
+    if not text.strip():
+        return md_text(text)
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    pad = " " if text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_code_block(text: str, info: str = "") -> str:
+    """``text`` as a fenced code block, shown verbatim: its fence is longer than any run of
+    backticks inside, so no line of it can close the block."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def md_url(url: str) -> str:
+    """A link to ``url`` when it is a plain http(s) address; otherwise the text as code (no link)."""
+    return f"<{url}>" if _SAFE_URL.fullmatch(str(url)) else md_code(url)
+
+
+def html_text(value) -> str:
+    """``value`` as HTML text (``<``, ``>``, ``&`` and quotes escaped): for HTML a page displays."""
+    return html.escape(str(value), quote=True)
 
 
 def glue(name: str, value, display: bool = False):
@@ -166,9 +216,9 @@ class ClaimLog:
             return f"{c.power:.2f} for the paper's {c.paper_effect:+.1f}{need}"
 
         rows = "".join(
-            f'<tr class="verdict-{c.verdict.replace(" ", "-")}"><td>{html.escape(c.claim)}</td>'
-            f"<td>{html.escape(c.test)}</td><td>{html.escape(c.evidence)}</td><td>{html.escape(power(c))}</td>"
-            f"<td><strong>{c.verdict}</strong></td></tr>"
+            f'<tr class="verdict-{html_text(c.verdict.replace(" ", "-"))}"><td>{html_text(c.claim)}</td>'
+            f"<td>{html_text(c.test)}</td><td>{html_text(c.evidence)}</td><td>{html_text(power(c))}</td>"
+            f"<td><strong>{html_text(c.verdict)}</strong></td></tr>"
             for c in self.claims
         )
         return (
@@ -224,8 +274,8 @@ def csv_download_link(frame: pd.DataFrame, name: str) -> str:
     import base64
 
     payload = base64.b64encode(frame.to_csv().encode("utf-8")).decode("ascii")
-    return (f'<a class="table-download" download="{html.escape(name)}.csv" '
-            f'href="data:text/csv;base64,{payload}">⬇ {html.escape(name)}.csv</a>')
+    return (f'<a class="table-download" download="{html_text(name)}.csv" '
+            f'href="data:text/csv;base64,{payload}">⬇ {html_text(name)}.csv</a>')
 
 
 def show_table(frame: pd.DataFrame, name: str, caption: str | None = None, *, glue_as: str | None = None):
@@ -238,6 +288,6 @@ def show_table(frame: pd.DataFrame, name: str, caption: str | None = None, *, gl
 
     if glue_as:
         glue(glue_as, frame, display=False)
-    head = f'<p class="table-caption"><strong>{html.escape(caption)}</strong></p>' if caption else ""
+    head = f'<p class="table-caption"><strong>{html_text(caption)}</strong></p>' if caption else ""
     display(HTML(head + frame.to_html(classes="results", na_rep="n/a", escape=True)
                  + f'<p class="table-links">{csv_download_link(frame, name)}</p>'))

@@ -39,7 +39,7 @@ from ..models.registry import split_revision
 from ..models.sequential import finetune_stages_predict
 from ..papers.logiqa import TYPE_NAMES
 from ..prompts.logiqa import ABLATION_FIELDS, ablation_items, lm_inputs
-from ..report import ChapterResults, ClaimLog, paper_vs_ours
+from ..report import ChapterResults, ClaimLog, md_text, paper_vs_ours
 from ..runtime import Runtime
 from ..stats import Interval, MeanSD, bootstrap_ci, mean_sd, paired_difference
 from . import shared
@@ -1219,8 +1219,8 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
     diag = split_diagnostics(data)
     tables = {"logiqa_splits": diag.round(1)}
     facts = paper_facts() | data_facts(data, diag)
-    facts["logiqa_data_source"] = Markdown(f"LogiQA 1.0 from {hub.describe('logiqa', cfg.dataset.source)} and "
-                                           f"LogiQA 2.0 from {hub.describe('logiqa2', cfg.dataset.logiqa2_source)}")
+    facts["logiqa_data_source"] = Markdown(md_text(f"LogiQA 1.0 from {hub.describe('logiqa', cfg.dataset.source)} and "
+                                                   f"LogiQA 2.0 from {hub.describe('logiqa2', cfg.dataset.logiqa2_source)}"))
     more, f = training_data(data, cfg.dataset.dedup_threshold)
     tables |= more
     facts |= f
@@ -1237,7 +1237,7 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
     s, missing = systems(cfg, data, rt)
     checks = s.loss_checks()
     tables["logiqa_trained"] = learning.table(list(checks.values()))
-    facts["logiqa_loss_warnings"] = Markdown(learning.warnings_text(list(checks.values())))
+    facts["logiqa_loss_warnings"] = Markdown(md_text(learning.warnings_text(list(checks.values()))))
     acc = {x.name: score(x, data, "en-test") for x in s.table3}
     facts |= setting_facts(cfg, s, profile) | results_facts(s, acc) | lm_facts(s, data)
     ours_t3, paper_t3 = table3(s, data)

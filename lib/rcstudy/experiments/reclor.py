@@ -39,7 +39,7 @@ from ..data.records import MCItem
 from ..jobs import Job, loaded_once, mc_tokens
 from ..models import load_tokenizer, mc, option_runs
 from ..models.registry import split_revision
-from ..report import ChapterResults, ClaimLog
+from ..report import ChapterResults, ClaimLog, md_code, md_text
 from ..runtime import Runtime
 from . import shared
 from ..stats import bootstrap_ci, difference_interval, mean_sd, paired_difference
@@ -618,7 +618,7 @@ def data_section(splits: Mapping[str, Sequence[MCItem]], tok_fns) -> tuple[dict,
     lens = {name: {c: float(table2.loc[c, name]) for c in rows} for name in TOKENIZATIONS}
     paper_lens = {c: papers.value(P, "Table 2", c, "ReClor") for c in rows}
     closest = min(TOKENIZATIONS, key=lambda n: sum(abs(lens[n][c] - paper_lens[c]) for c in paper_lens))
-    facts["reclor_t2_closest"] = Markdown(f"**{closest}**")
+    facts["reclor_t2_closest"] = Markdown(f"**{md_text(closest)}**")
 
     types = question_types(splits)
     ours = types[["test (%)", "val (%)", "train (%)"]].rename(columns={"test (%)": "Test (%)"})
@@ -675,7 +675,7 @@ def option_length(splits: Mapping[str, Sequence[MCItem]], tok_fns) -> tuple[pd.D
     unit = min(TOKENIZATIONS, key=lambda n: abs(means[n][True] - table.at["right options", "paper"])
                + abs(means[n][False] - table.at["wrong options", "paper"]))
     wp = tok_fns["WordPiece"]
-    facts = {"reclor_len_unit": Markdown(f"**{unit}**"),
+    facts = {"reclor_len_unit": Markdown(f"**{md_text(unit)}**"),
              "reclor_len_right": float(means["WordPiece"][True]),
              "reclor_len_wrong": float(means["WordPiece"][False]),
              "reclor_longest_train": longest_option_accuracy(train, wp),
@@ -693,7 +693,7 @@ def option_only(cfg: Config, runner: Runner, val: Sequence[MCItem]) -> tuple[dic
     overlap.index = overlap.columns = [paper_name(m) for m in overlap.columns]
     tables = {"reclor_table6": side_by_side(papers.table(P, "Table 6"), table6(eh, runs, val)),
               "reclor_table27": overlap}
-    facts = {"reclor_bias_trained": Markdown("; ".join(f"**{f}**: {d}" for f, d in trained.items())),
+    facts = {"reclor_bias_trained": Markdown("; ".join(f"**{md_text(f)}**: {md_text(d)}" for f, d in trained.items())),
              "reclor_n_easy": int(eh.easy.sum()), "reclor_n_hard": int(eh.hard.sum()),
              "reclor_easy_pct": 100 * eh.easy.mean()}
     return runs, eh, tables, facts
@@ -714,7 +714,7 @@ def cross_fitted(cfg: Config, runner: Runner, splits, val_runs, eh_val: bias.Eas
                           "train (cross-fitted)": column(train, runs, eh_train)})
     folds = cfg.crossfit.folds
     facts = {"reclor_folds": folds, "reclor_fold_share": 100 * (folds - 1) / folds,
-             "reclor_export_name": Markdown(f"`{path.name}`"),
+             "reclor_export_name": Markdown(md_code(path.name)),
              "reclor_export_rows": len(eh_val.ids) + len(eh_train.ids)}
     return table.map(report.cell), facts
 
@@ -785,8 +785,8 @@ def table7_section(cfg: Config, runner: Runner, val, eh: bias.EasyHard, m: MainR
               "reclor_trained": trained_rows(m, val, eh)}
     bars = pd.DataFrame([{"model": row_label(f, x, cfg.stand_in), "subset": s, "accuracy": v.mean()}
                          for (f, x) in keys for s, v in (("EASY", m.acc_e[(f, x)]), ("HARD", m.acc_h[(f, x)]))])
-    described = [f"**{row_label(f, x, cfg.stand_in)}**: {cfg.describe_run(f, x, len(runner.train_items(f, x)))}"
-                 for f, x in keys]
+    described = [f"**{md_text(row_label(f, x, cfg.stand_in))}**: "
+                 f"{md_text(cfg.describe_run(f, x, len(runner.train_items(f, x))))}" for f, x in keys]
     model = cfg.headline
     facts = {
         "reclor_t7_trained": Markdown("; ".join(described)),
@@ -794,10 +794,11 @@ def table7_section(cfg: Config, runner: Runner, val, eh: bias.EasyHard, m: MainR
         "reclor_main_e": m.acc_e[(model, "CQA")].mean(), "reclor_main_h": m.acc_h[(model, "CQA")].mean(),
         "reclor_main_v": m.acc[(model, "CQA")].mean(),
         "reclor_ft_e": m.acc_e[(NGRAM, "CQA")].mean(), "reclor_ft_h": m.acc_h[(NGRAM, "CQA")].mean(),
-        "reclor_t7_warnings": Markdown(learning.warnings_text(list(m.checks.values()))),
-        "reclor_fasttext_impl": Markdown(FASTTEXT_IMPLEMENTATIONS[ngram.default_backend()]),
-        "reclor_circular": Markdown(f"{model} is also one of the option-only models that define EASY, so its (A) "
-                                    "row is low on HARD partly by construction." if model in cfg.bias_models else ""),
+        "reclor_t7_warnings": Markdown(md_text(learning.warnings_text(list(m.checks.values())))),
+        "reclor_fasttext_impl": Markdown(md_text(FASTTEXT_IMPLEMENTATIONS[ngram.default_backend()])),
+        "reclor_circular": Markdown(md_text(f"{model} is also one of the option-only models that define EASY, so "
+                                            "its (A) row is low on HARD partly by construction."
+                                            if model in cfg.bias_models else "")),
     }
     return tables, bars, facts
 
@@ -882,12 +883,12 @@ def run(cfg: Config, rt: Runtime) -> Results:
     train, val, test = splits["train"], splits["val"], splits["test"]
     tok_fns = tokenizer_functions(load_tokenizer(cfg.tokens.tokenizer))
     chance = 100 / len(val[0].options)
-    facts = {"reclor_n_seeds": len(cfg.seeds), "reclor_model": Markdown(f"`{cfg.headline}`"),
+    facts = {"reclor_n_seeds": len(cfg.seeds), "reclor_model": Markdown(md_code(cfg.headline)),
              "reclor_chance": chance, "reclor_chance4": chance * (chance / 100) ** 3} | paper_facts()
 
     tables, f = data_section(splits, tok_fns)
     facts |= f
-    facts["reclor_data_source"] = Markdown(hub.describe("reclor", cfg.data_source))
+    facts["reclor_data_source"] = Markdown(md_text(hub.describe("reclor", cfg.data_source)))
     t5 = token_bias(train, tok_fns["WordPiece"], cfg.tokens)
     tables |= t5.tables
     facts |= t5.facts

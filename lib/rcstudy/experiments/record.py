@@ -33,14 +33,14 @@ from ..baselines.cloze_lm import lm_candidate_scores
 from ..cache import cached
 from ..config import ChapterConfig, param, section
 from ..data import hub
-from ..data.record import HIGHLIGHT, PLACEHOLDER, RecordData, load_record
+from ..data.record import BULLET, HIGHLIGHT, PLACEHOLDER, RecordData, load_record
 from ..data.records import ClozeQuery
 from ..jobs import Job, loaded_once, mc_tokens, option_tokens
 from ..metrics.record import (Scores, candidate_scores, evaluate, exact_match_score, f1_score,
                               normalize_answer)
 from ..models import mc
 from ..prompts.record import PLACEHOLDER_WORD, cloze_items, lm_prefix_and_continuations, span_examples
-from ..report import ChapterResults, ClaimLog, paper_vs_ours
+from ..report import ChapterResults, ClaimLog, md_text, paper_vs_ours
 from ..runtime import Runtime
 from ..stats import Interval, bootstrap_ci
 
@@ -480,11 +480,16 @@ def whole_numbers(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def example_markdown(q: ClozeQuery) -> str:
-    """One query as every method sees it: the passage, the query, the candidates and the gold answers."""
+    """One query as every method sees it: the passage, the query, the candidates and the gold answers.
+    Their text is data, shown as text (:func:`rcstudy.report.md_text`): only the highlight bullets the
+    loader makes (``- `` at a line start) stay Markdown."""
+    def line(text: str) -> str:
+        return BULLET + md_text(text[len(BULLET):]) if text.startswith(BULLET) else md_text(text)
+
     return (f"**Passage** ({len(q.entities)} entity mentions, {len(q.candidates)} distinct):\n\n> "
-            + q.passage.replace("\n", "\n>\n> ")
-            + f"\n\n**Query:** {q.query}\n\n**Candidates:** {', '.join(q.candidates)}"
-            + f"\n\n**Gold answers:** {', '.join(q.answers)}")
+            + "\n>\n> ".join(line(part) for part in q.passage.split("\n"))
+            + f"\n\n**Query:** {md_text(q.query)}\n\n**Candidates:** {md_text(', '.join(q.candidates))}"
+            + f"\n\n**Gold answers:** {md_text(', '.join(q.answers))}")
 
 
 def data_overview(data: RecordData, train_q: Sequence[ClozeQuery]) -> tuple[pd.DataFrame, dict]:
@@ -493,12 +498,12 @@ def data_overview(data: RecordData, train_q: Sequence[ClozeQuery]) -> tuple[pd.D
                             for f, (name, n) in zip(data.files, data.read.items())]).set_index("file")
     dups = pd.Series([f"found again in {a}, kept from {b}" for a, b in data.duplicates]).value_counts()
     facts = {
-        "record_mode": Markdown(data.mode),
+        "record_mode": Markdown(md_text(data.mode)),
         "record_n_train": len(train_q),
         "record_n_eval": len(data.eval),
         "record_n_test": len(data.test),
         "record_n_dups": len(data.duplicates),
-        "record_dups_detail": Markdown("; ".join(f"{n} {what}" for what, n in dups.items()) or "none"),
+        "record_dups_detail": Markdown(md_text("; ".join(f"{n} {what}" for what, n in dups.items()) or "none")),
         "record_n_overlap": data.train_dropped_for_overlap,
         "record_n_single_gold": sum(q.meta.get("answers_complete") is False for q in data.eval),
     }
@@ -591,13 +596,13 @@ def setting_facts(cfg: Config, m: Methods, train_q: Sequence[ClozeQuery]) -> dic
     layers = cfg.docqa.elmo_layers
     return {
         "record_lm_n": len(m.lm_queries),
-        "record_lm_model": Markdown(cfg.lm.model),
-        "record_ranker_model": Markdown(cfg.model),
+        "record_lm_model": Markdown(md_text(cfg.lm.model)),
+        "record_ranker_model": Markdown(md_text(cfg.model)),
         "record_seeds": len(cfg.seeds),
-        "record_ranker_fields": Markdown(RANKER_FIELDS[cfg.ranker.fields]),
+        "record_ranker_fields": Markdown(md_text(RANKER_FIELDS[cfg.ranker.fields])),
         "record_ranker_epochs": whole(cfg.ranker.epochs),
         "record_asr_epochs": cfg.asreader.epochs,
-        "record_random_mode": Markdown(RANDOM_MODES[cfg.random_mode]),
+        "record_random_mode": Markdown(md_text(RANDOM_MODES[cfg.random_mode])),
         "record_span_n": len(m.span_queries),
         "record_span_train_n": sum(1 for e in span_examples(train_q, "X") if e.gold),
         "record_docqa_maxlen": cfg.docqa.max_answer_len,
@@ -605,9 +610,9 @@ def setting_facts(cfg: Config, m: Methods, train_q: Sequence[ClozeQuery]) -> dic
         "record_docqa_emb": cfg.docqa.emb,
         "record_docqa_chars": cfg.docqa.char_filters,
         "record_docqa_epochs": cfg.docqa.epochs,
-        "record_elmo_model": Markdown(cfg.docqa.elmo_model),
-        "record_elmo_layers": Markdown("all its layers" if layers is None
-                                       else "its layers " + ", ".join(map(str, layers))),
+        "record_elmo_model": Markdown(md_text(cfg.docqa.elmo_model)),
+        "record_elmo_layers": Markdown(md_text("all its layers" if layers is None
+                                               else "its layers " + ", ".join(map(str, layers)))),
         "record_ext_epochs": whole(cfg.extractor.epochs),
         "record_ext_maxlen": cfg.extractor.max_length,
     }
@@ -630,7 +635,7 @@ def summary_facts(cfg: Config, results: dict[str, MethodResult]) -> dict:
                        else ("Random (the other draw)", "Random Guess"))
     most_frequent = iv["Most frequent entity"]
     return {
-        "record_best_name": Markdown(best_name),
+        "record_best_name": Markdown(md_text(best_name)),
         "record_best_f1": best.estimate,
         "record_best_hi": best.high,
         "record_random_f1": iv["Random Guess"].estimate,
@@ -725,7 +730,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
     data = load_record(source=cfg.data_source)
     train_q = training_queries(cfg, data)
     sources, facts = data_overview(data, train_q)
-    facts["record_data_source"] = Markdown(hub.describe("record", cfg.data_source))
+    facts["record_data_source"] = Markdown(md_text(hub.describe("record", cfg.data_source)))
     ours_t1, checks = statistics(data)
     facts |= statistics_facts(ours_t1, checks)
     m = methods(cfg, train_q, data.eval, rt)
@@ -733,7 +738,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
     paper_t4, ours_t4 = table4(m.results)
     facts |= setting_facts(cfg, m, train_q) | summary_facts(cfg, m.results)
     learned = loss_checks(cfg, m.losses, train_q)
-    facts["record_loss_warnings"] = Markdown(learning.warnings_text(list(learned.values())))
+    facts["record_loss_warnings"] = Markdown(md_text(learning.warnings_text(list(learned.values()))))
     tables = {
         "record_sources": sources,
         "record_table1": paper_vs_ours(whole_numbers(papers.table(PAPER, "Table 1")), whole_numbers(ours_t1)),

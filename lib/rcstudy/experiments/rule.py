@@ -33,7 +33,7 @@ from ..models.rule_lm import LazyLM, lm_predict
 from ..papers.rule import TYPE_MIN_SUBQUESTIONS
 from ..prompts import rule as prompt_formats
 from ..prompts.rule import ZERO_SHOT_COT
-from ..report import ChapterResults, ClaimLog, cell, paper_vs_ours
+from ..report import ChapterResults, ClaimLog, cell, md_text, paper_vs_ours
 from ..runtime import Runtime
 from ..settings import exports_dir
 from ..stats import Interval, MeanSD, bootstrap_ci, difference_interval, paired_difference
@@ -1093,7 +1093,7 @@ def training_facts(cfg: Config, trained: Trained, sample: RuleData) -> dict:
     }
     checks = loss_checks(trained)
     facts["rule_enc_loss"] = f"its training loss went {loss_text(runs)}" if runs else "it was not trained"
-    facts["rule_loss_warnings"] = Markdown(learning.warnings_text(list(checks.values())))
+    facts["rule_loss_warnings"] = Markdown(md_text(learning.warnings_text(list(checks.values()))))
     if s2s.models:
         done = "; ".join(f"{name.split(',')[0]}: loss {loss_text(r)}" for name, r in trained.seq2seq_runs.items())
         facts["rule_s2s_text"] = (
