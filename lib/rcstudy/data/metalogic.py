@@ -17,7 +17,13 @@ field (a malformed line raises :class:`~rcstudy.errors.DataFormatError` naming f
 The redundant fields must agree: each node's ``degree_label`` with the degree of its
 ``global_operators``, the sentences with ``meta_info`` context + option, and, where a line has
 the official ``gold_item`` copy, its ``proof_str`` and ``degree_str_dict`` with ``proof`` and the
-degree labels. An empty file and a repeated ``id_string`` are refused.
+degree labels. An empty file and a repeated ``id_string`` are refused, and so are an empty sentence
+or question (whitespace and invisible format characters such as U+200B do not count) and a proof
+whose steps form a self-loop (``sent1 -> sent1``) or a cycle (``sent1 -> sent2; sent2 => sent1``;
+support and rebut steps alike), except the release's one self-loop (:data:`KNOWN_SELF_LOOPS`).
+:func:`load_split` also refuses a file in the folder that is not one of the three, and a passage
+found in two splits (the same id, or the same sentences and question, normalised) naming both
+files and lines, except the release's one repeat (:data:`KNOWN_REPEATS`).
 
 The module also holds the text forms the models read and write: the linearisations of the
 paper's All-at-Once (:func:`once_source`, :func:`once_target`), Multitask
@@ -38,10 +44,16 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from ..errors import DataFormatError
-from .io import UniqueKeys, iter_jsonl, optional_fields, require_fields, require_items
-from .registry import dataset_file
+from .io import (SplitOverlap, UniqueKeys, is_blank, iter_jsonl, located, optional_fields, parsed_once, require_fields,
+                 require_items, text_key)
+from .registry import check_folder, dataset_dir, dataset_file
 
 SPLITS = ("train", "dev", "test")
+#: The release's own self-loop: ``_train_52`` has the step ``sent1 -> sent1``. Any other is refused.
+KNOWN_SELF_LOOPS = {"_train_52": frozenset({"sent1"})}
+#: The release's own repeat between splits: ``train_844`` (train) and ``train_3200`` (dev) are two
+#: ReClor questions with the same passage, question and kept option. Any other repeat is refused.
+KNOWN_REPEATS = ({("train", "train_844"), ("dev", "train_3200")},)
 
 # Operators as the data stores them.
 NEG, BOX, DIA = "[NEG]", "[BOX]", "[DIAMOND]"
@@ -256,8 +268,29 @@ def metalogic_file(split: str) -> Path:
 
 
 def load_split(split: str) -> list[Metagraph]:
-    """All metagraphs of one official split (``train`` 600, ``dev`` 200, ``test`` 200)."""
-    return load_metagraphs(metalogic_file(split))
+    """All metagraphs of one official split (``train`` 600, ``dev`` 200, ``test`` 200); a passage
+    also found in another split's file is refused (see the module notes)."""
+    path = metalogic_file(split)
+    check_folder("metalogic")
+    graphs = parsed_once(load_metagraphs, path)
+    overlap = SplitOverlap(KNOWN_REPEATS)
+    for other in SPLITS:
+        other_path = dataset_dir("metalogic") / f"metalogic_{other}.json"
+        if other != split and other_path.is_file():
+            for g in parsed_once(load_metagraphs, other_path):
+                overlap.add(other, other_path, graph_key(g), g.id, line=_line(g))
+    for g in graphs:
+        overlap.check(split, path, graph_key(g), g.id, line=_line(g), item=g.id)
+    return graphs
+
+
+def graph_key(g: "Metagraph") -> tuple[str, str]:
+    """What makes two passages the same: the sentences (context and option) and the question, normalised."""
+    return text_key(g.passage(with_ids=False)), text_key(g.question)
+
+
+def _line(g: "Metagraph") -> int | None:
+    return int(g.source.rsplit(":", 1)[1]) if ":" in g.source else None
 
 
 def load_metagraphs(path: Path) -> list[Metagraph]:
@@ -265,7 +298,9 @@ def load_metagraphs(path: Path) -> list[Metagraph]:
     path = Path(path)
     graphs, ids = [], UniqueKeys(path, "id_string")
     for line, obj in iter_jsonl(path):
-        g = _parse_item(obj, path, line)
+        item = obj.get("id_string") if isinstance(obj.get("id_string"), str) else None
+        with located(path, line=line, item=item):
+            g = _parse_item(obj, path, line)
         ids.add(g.id, f"line {line}", line=line, item=g.id)
         graphs.append(g)
     return list(require_items(graphs, path, "metagraphs"))
@@ -282,6 +317,9 @@ def _parse_item(obj: dict, path: Path, line: int) -> Metagraph:
 
     meta = obj["meta_info"]
     require_fields(meta, {"context": str, "question": str, "option": str}, path, line=line, item=item)
+    for what in ("context", "question", "option"):
+        if is_blank(meta[what]):
+            fail(f"meta_info.{what} is empty")
     if not obj["sent_dict"]:
         fail("sent_dict is empty")
     nodes = {}
@@ -297,9 +335,28 @@ def _parse_item(obj: dict, path: Path, line: int) -> Metagraph:
         for sid in (s.pre, s.con):
             if sid not in nodes:
                 fail(f"proof step {s.text!r} names {sid}, which is not in sent_dict")
+    _check_acyclic(steps, KNOWN_SELF_LOOPS.get(obj["id_string"], frozenset()), fail)
     if "gold_item" in obj:
         _check_gold_item(obj["gold_item"], obj["proof"], nodes, fail)
     return Metagraph(obj["id_string"], nodes, tuple(steps), meta["question"], f"{path.name}:{line}")
+
+
+def _check_acyclic(steps: list["Step"], known_loops: frozenset, fail) -> None:
+    """No step from a sentence to itself (but the release's ``known_loops``), no cycle of steps."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for s in steps:
+        if s.pre == s.con:
+            if s.pre not in known_loops:
+                fail(f"proof step {s.text!r} is a self-loop (a sentence supporting or rebutting itself)")
+            continue
+        graph.add_edge(s.pre, s.con)
+    try:
+        cycle = nx.find_cycle(graph)
+    except nx.NetworkXNoCycle:
+        return
+    fail(f"the proof's steps form a cycle: {' -> '.join([u for u, _ in cycle] + [cycle[0][0]])}")
 
 
 def _check_gold_item(gold: dict, proof: str, nodes: Mapping[str, "Node"], fail) -> None:
@@ -317,6 +374,8 @@ def _check_gold_item(gold: dict, proof: str, nodes: Mapping[str, "Node"], fail) 
 def _parse_node(sid: str, entry, fail) -> Node:
     if not isinstance(entry, dict) or not isinstance(entry.get("sent"), str):
         fail(f"{sid}: needs a string field 'sent'")
+    if is_blank(entry["sent"]):
+        fail(f"{sid}: the sentence is empty")
     info = entry.get("inner_info")
     if not isinstance(info, dict):
         fail(f"{sid}: needs an object field 'inner_info'")

@@ -23,6 +23,16 @@ with the main context, ``main_question.question`` with the main question, and
 ``main_option_correctness`` with the main label. Tolerated variant: in the release three
 subquestions of ``train_1287`` quote the main question with ``>`` where ``mainq.jsonl`` has the
 HTML entity ``&gt;``, so questions are compared after HTML unescaping.
+
+A question's context, question and options must not be empty (whitespace and invisible format
+characters such as U+200B do not count) and its options must differ from each other. The splits
+are ``subq_split_1.jsonl`` to ``subq_split_5.jsonl`` exactly: any other file in the folder (a stray
+``subq_split_6.jsonl``) is refused, naming it, and so is a subquestion found in two splits (the
+same id, or the same context, question and options, normalised), naming both files and lines.
+In ``prompts.json`` every list must have the shape of the release's (a family per shot count,
+each with as many batches of ``context``, ``question``, ``options``, ``label`` and ``rationales``
+as ``prompt`` has strings, each batch with one entry per shot): any other shape is refused, naming
+the family, batch and exemplar.
 """
 
 from __future__ import annotations
@@ -37,9 +47,10 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ..errors import DataFileMissing, DataFormatError
-from .io import UniqueKeys, iter_jsonl, optional_fields, read_json, require_fields, require_index, require_items
+from .io import (SplitOverlap, UniqueKeys, check_texts, item_key, iter_jsonl, located, optional_fields, read_json,
+                 require_fields, require_index, require_items)
 from .records import MCItem
-from .registry import DATASETS, dataset_dir, dataset_file
+from .registry import DATASETS, check_folder, dataset_dir, dataset_file
 
 NONE_OPTION = "None of the above choices"
 N_OPTIONS = 4
@@ -57,6 +68,8 @@ RELEASE_COUNTS = {
 }
 
 SHOT_KEYS = {"0shot": 0, "1shot": 1, "5shots": 5}
+#: The released subquestion splits (``subq_split_{k}.jsonl``).
+SPLITS = (1, 2, 3, 4, 5)
 #: Families whose exemplars give the answer only (no rationale): ReClor (``vanilla``) and RULE (``subq``).
 ANSWER_ONLY_FAMILIES = ("vanilla", "subq")
 
@@ -149,63 +162,76 @@ def _options(obj: dict, path: Path, line: int, item: str) -> tuple[str, ...]:
 def _read_mains(path: Path) -> list[MCItem]:
     mains, ids = [], UniqueKeys(path, "main question id")
     for line, obj in iter_jsonl(path):
-        require_fields(obj, {"id": str}, path, line=line)
-        item = obj["id"]
-        require_fields(obj, {"context": str, "question": str, "label": int}, path, line=line, item=item)
-        ids.add(item, f"line {line}", line=line, item=item)
-        options = _options(obj, path, line, item)
-        mains.append(MCItem(item, obj["context"], obj["question"], options,
-                            require_index(obj["label"], len(options), path, line=line, item=item),
-                            {"source_line": line}))
+        with located(path, line=line, item=obj.get("id") if isinstance(obj.get("id"), str) else None):
+            require_fields(obj, {"id": str}, path, line=line)
+            item = obj["id"]
+            require_fields(obj, {"context": str, "question": str, "label": int}, path, line=line, item=item)
+            ids.add(item, f"line {line}", line=line, item=item)
+            options = _options(obj, path, line, item)
+            check_texts(path, {"context": obj["context"], "question": obj["question"]}, options,
+                        names=[f"answer{k}" for k in range(len(options))], line=line, item=item)
+            mains.append(MCItem(item, obj["context"], obj["question"], options,
+                                require_index(obj["label"], len(options), path, line=line, item=item),
+                                {"source_line": line}))
     return list(require_items(mains, path, "main questions"))
 
 
-def _read_subs(path: Path, split: int | None, mains: Mapping[str, MCItem], seen: set[str]) -> list[MCItem]:
+def _read_subs(path: Path, split: int | None, mains: Mapping[str, MCItem], seen: dict[str, str]) -> list[MCItem]:
     subs = []
     for line, obj in iter_jsonl(path):
-        require_fields(obj, {"id": str}, path, line=line)
-        item = obj["id"]
-        require_fields(obj, {"main_id": str, "context": str, "question": str, "label": int,
-                             "main_question": dict, "main_option_correctness": bool},
-                       path, line=line, item=item)
-        require_fields(obj["main_question"], {"question": str, "option": str}, path, line=line, item=item)
-        optional_fields(obj["main_question"], {"context": str}, path, line=line, item=item)
-        if item in seen:
-            raise DataFormatError(path, "duplicate subquestion id", line=line, item=item)
-        seen.add(item)
-        main = mains.get(obj["main_id"])
-        if main is None:
-            raise DataFormatError(path, f"main_id {obj['main_id']!r} is not in mainq.jsonl", line=line, item=item)
-        if item.rsplit("_sub", 1)[0] != main.id:
-            raise DataFormatError(path, f"the id names main question {item.rsplit('_sub', 1)[0]!r} but main_id "
-                                        f"is {main.id!r}", line=line, item=item)
-        if obj["main_question"].get("context", main.context) != main.context:
-            raise DataFormatError(path, f"main_question.context differs from the context of {main.id}",
-                                  line=line, item=item)
-        if html.unescape(obj["main_question"]["question"]) != html.unescape(main.question):
-            raise DataFormatError(path, f"main_question.question differs from the question of {main.id}",
-                                  line=line, item=item)
-        option_text = obj["main_question"]["option"]
-        matches = [i for i, o in enumerate(main.options) if o.strip() == option_text.strip()]
-        if not matches:
-            raise DataFormatError(path, f"main_question.option matches none of {main.id}'s options",
-                                  line=line, item=item)
-        main_option = matches[0]
-        selective = obj["main_option_correctness"]
-        if selective != (main_option == main.label):
-            raise DataFormatError(
-                path, f"main_option_correctness={selective} but option {main_option} of {main.id} is "
-                f"{'the right' if main_option == main.label else 'a wrong'} answer", line=line, item=item)
-        options = _options(obj, path, line, item)
-        label = require_index(obj["label"], len(options), path, line=line, item=item)
-        none_at = [i for i, o in enumerate(options) if o.strip() == NONE_OPTION]
-        subs.append(MCItem(item, obj["context"], obj["question"], options, label, {
-            "main_id": main.id, "split": split, "main_option": main_option, "selective": selective,
-            "has_none": bool(none_at), "none_correct": label in none_at, "none_position": none_at[0] if none_at else None,
-            "main_question": obj["main_question"]["question"], "main_option_text": main.options[main_option],
-            "context_matches_main": obj["context"] == main.context, "source_line": line,
-        }))
+        with located(path, line=line, item=obj.get("id") if isinstance(obj.get("id"), str) else None):
+            subs.append(_read_sub(path, line, obj, split, mains, seen))
     return list(require_items(subs, path, "subquestions"))
+
+
+def _read_sub(path: Path, line: int, obj: dict, split: int | None, mains: Mapping[str, MCItem],
+              seen: dict[str, str]) -> MCItem:
+    require_fields(obj, {"id": str}, path, line=line)
+    item = obj["id"]
+    require_fields(obj, {"main_id": str, "context": str, "question": str, "label": int,
+                         "main_question": dict, "main_option_correctness": bool},
+                   path, line=line, item=item)
+    require_fields(obj["main_question"], {"question": str, "option": str}, path, line=line, item=item)
+    optional_fields(obj["main_question"], {"context": str}, path, line=line, item=item)
+    if item in seen:
+        raise DataFormatError(path, f"duplicate subquestion id (first at {seen[item]})"
+                                    f"{'' if seen[item].startswith(path.name + ':') else ': leakage between splits'}",
+                              line=line, item=item)
+    seen[item] = f"{path.name}:{line}"
+    main = mains.get(obj["main_id"])
+    if main is None:
+        raise DataFormatError(path, f"main_id {obj['main_id']!r} is not in mainq.jsonl", line=line, item=item)
+    if item.rsplit("_sub", 1)[0] != main.id:
+        raise DataFormatError(path, f"the id names main question {item.rsplit('_sub', 1)[0]!r} but main_id "
+                                    f"is {main.id!r}", line=line, item=item)
+    if obj["main_question"].get("context", main.context) != main.context:
+        raise DataFormatError(path, f"main_question.context differs from the context of {main.id}",
+                              line=line, item=item)
+    if html.unescape(obj["main_question"]["question"]) != html.unescape(main.question):
+        raise DataFormatError(path, f"main_question.question differs from the question of {main.id}",
+                              line=line, item=item)
+    option_text = obj["main_question"]["option"]
+    matches = [i for i, o in enumerate(main.options) if o.strip() == option_text.strip()]
+    if not matches:
+        raise DataFormatError(path, f"main_question.option matches none of {main.id}'s options",
+                              line=line, item=item)
+    main_option = matches[0]
+    selective = obj["main_option_correctness"]
+    if selective != (main_option == main.label):
+        raise DataFormatError(
+            path, f"main_option_correctness={selective} but option {main_option} of {main.id} is "
+            f"{'the right' if main_option == main.label else 'a wrong'} answer", line=line, item=item)
+    options = _options(obj, path, line, item)
+    check_texts(path, {"context": obj["context"], "question": obj["question"]}, options,
+                names=[f"answer{k}" for k in range(len(options))], line=line, item=item)
+    label = require_index(obj["label"], len(options), path, line=line, item=item)
+    none_at = [i for i, o in enumerate(options) if o.strip() == NONE_OPTION]
+    return MCItem(item, obj["context"], obj["question"], options, label, {
+        "main_id": main.id, "split": split, "main_option": main_option, "selective": selective,
+        "has_none": bool(none_at), "none_correct": label in none_at, "none_position": none_at[0] if none_at else None,
+        "main_question": obj["main_question"]["question"], "main_option_text": main.options[main_option],
+        "context_matches_main": obj["context"] == main.context, "source_line": line,
+    })
 
 
 def _require(folder: Path | None, name: str) -> Path:
@@ -221,13 +247,10 @@ def _require(folder: Path | None, name: str) -> Path:
 def subquestion_files(folder: Path | None = None) -> list[tuple[int | None, Path]]:
     """``(split, path)`` of the released split files, else ``[(None, subq_all.jsonl)]``."""
     root = Path(folder) if folder is not None else dataset_dir("rule")
-    found = []
-    for p in root.glob("subq_split_*.jsonl"):
-        m = re.fullmatch(r"subq_split_(\d+)\.jsonl", p.name)
-        if m:
-            found.append((int(m.group(1)), p))
+    check_folder("rule", root)  # refuses any other file, e.g. a stray subq_split_6.jsonl
+    found = [(k, root / f"subq_split_{k}.jsonl") for k in SPLITS if (root / f"subq_split_{k}.jsonl").is_file()]
     if found:
-        return sorted(found)
+        return found
     return [(None, _require(folder, "subq_all.jsonl"))]
 
 
@@ -239,11 +262,20 @@ def load_rule(folder: Path | str | None = None) -> RuleData:
     the file, the line and the subquestion.
     """
     folder = Path(folder) if folder is not None else None
+    check_folder("rule", folder)
     mains = _read_mains(_require(folder, "mainq.jsonl"))
     index = {m.id: m for m in mains}
-    subs, seen = [], set()
+    subs: list[MCItem] = []
+    seen: dict[str, str] = {}
+    overlap = SplitOverlap()
     for split, path in subquestion_files(folder):
-        subs += _read_subs(path, split, index, seen)
+        read = _read_subs(path, split, index, seen)
+        keys = [item_key(s.context, s.question, s.options) for s in read]
+        for s, key in zip(read, keys):
+            overlap.check(str(split), path, key, s.id, line=s.meta["source_line"], item=s.id, id_space=None)
+        for s, key in zip(read, keys):
+            overlap.add(str(split), path, key, s.id, line=s.meta["source_line"], id_space=None)
+        subs += read
     return RuleData(tuple(mains), tuple(subs))
 
 
@@ -358,12 +390,19 @@ class RulePrompts:
         return RulePrompts(self.instruction, batches)
 
 
-def _prompt_batches(path: Path, key: str, shots: int, fam: dict) -> tuple[PromptBatch, ...]:
-    name = fam.get("name")
-    where = f"{key}/{name}"
-    pr = fam.get("prompt")
+def _prompt_batches(path: Path, key: str, shots: int, fam) -> tuple[PromptBatch, ...]:
+    """One few-shot family of ``prompts.json``, every list checked for its shape (a wrong shape is
+    an error naming the family, batch and exemplar, never a ``TypeError`` or ``IndexError``)."""
+    name = fam.get("name") if isinstance(fam, dict) else None
+    where = f"{key}/{name}" if isinstance(name, str) else key
+    pr = fam.get("prompt") if isinstance(fam, dict) else None
     if not isinstance(name, str) or not isinstance(pr, dict):
         raise DataFormatError(path, "expected {'name': str, 'prompt': {...}}", item=where)
+    with located(path, item=where):
+        return _checked_batches(path, where, shots, name, pr)
+
+
+def _checked_batches(path: Path, where: str, shots: int, name: str, pr: dict) -> tuple[PromptBatch, ...]:
     require_fields(pr, {"context": list, "question": list, "options": list, "label": list, "prompt": list},
                    path, item=where)
     n = len(pr["prompt"])
@@ -371,29 +410,46 @@ def _prompt_batches(path: Path, key: str, shots: int, fam: dict) -> tuple[Prompt
         if len(pr[field]) != n:
             raise DataFormatError(path, f"{field!r} has {len(pr[field])} batches but 'prompt' has {n}", item=where)
     rationales = pr.get("rationales")
+    if rationales is not None and not (isinstance(rationales, list) and len(rationales) == n):
+        raise DataFormatError(path, f"'rationales' should be null or a list of {n} batches", item=where)
     batches = []
     for b in range(n):
         exemplars = []
-        if len(pr["context"][b]) != shots:
-            raise DataFormatError(path, f"batch {b} has {len(pr['context'][b])} exemplars, expected {shots}",
-                                  item=where)
-        for i in range(shots):
-            label = pr["label"][b][i]
-            options = tuple(pr["options"][b][i])
-            if str(label) not in {str(k) for k in range(len(options))}:
-                raise DataFormatError(path, f"label {label!r} is not an option index", item=f"{where} batch {b} exemplar {i}")
-            rationale = rationales[b][i] if rationales else None
-            exemplars.append(Exemplar(pr["context"][b][i], pr["question"][b][i], options, int(label),
-                                      tuple(rationale) if isinstance(rationale, list) else rationale))
+        for field in ("context", "question", "options", "label") + (("rationales",) if rationales else ()):
+            got = pr[field][b]
+            # the release's 1shot/cot_step_complex gives 5 rationales per 1-shot batch: the first is used
+            if not isinstance(got, list) or len(got) < shots or (len(got) != shots and field != "rationales"):
+                size = f"{len(got)} exemplars" if isinstance(got, list) else f"a {type(got).__name__}"
+                raise DataFormatError(path, f"batch {b} has {size}, expected {shots}" if field == "context" else
+                                      f"{field!r} of batch {b} has {size}, expected {shots}", item=where)
         if not isinstance(pr["prompt"][b], str):
             raise DataFormatError(path, f"prompt of batch {b} is not a string", item=where)
+        for i in range(shots):
+            at = f"{where} batch {b} exemplar {i}"
+            context, question, options = pr["context"][b][i], pr["question"][b][i], pr["options"][b][i]
+            if not (isinstance(context, str) and isinstance(question, str)):
+                raise DataFormatError(path, "context and question should be strings", item=at)
+            if not (isinstance(options, list) and len(options) >= 2 and all(isinstance(o, str) for o in options)):
+                raise DataFormatError(path, f"options should be a list of option strings, got {options!r:.60}", item=at)
+            label = pr["label"][b][i]
+            if str(label) not in {str(k) for k in range(len(options))}:
+                raise DataFormatError(path, f"label {label!r} is not an option index", item=at)
+            rationale = rationales[b][i] if rationales else None
+            if not (rationale is None or isinstance(rationale, str)
+                    or isinstance(rationale, list) and all(isinstance(r, str) for r in rationale)):
+                raise DataFormatError(path, f"rationale should be a string or a list of strings, got "
+                                            f"{type(rationale).__name__}", item=at)
+            exemplars.append(Exemplar(context, question, tuple(options), int(label),
+                                      tuple(rationale) if isinstance(rationale, list) else rationale))
         batches.append(PromptBatch(shots, name, b, pr["prompt"][b], tuple(exemplars)))
     return tuple(batches)
 
 
 def load_prompts(folder: Path | str | None = None) -> RulePrompts:
     """Read ``prompts.json``: the zero-shot instruction and every few-shot family and batch."""
-    path = _require(Path(folder) if folder is not None else None, "prompts.json")
+    folder = Path(folder) if folder is not None else None
+    check_folder("rule", folder)
+    path = _require(folder, "prompts.json")
     raw = read_json(path)
     if not isinstance(raw, dict) or "0shot" not in raw:
         raise DataFormatError(path, "expected an object with keys '0shot', '1shot', '5shots'")
@@ -406,9 +462,12 @@ def load_prompts(folder: Path | str | None = None) -> RulePrompts:
             continue
         if not isinstance(raw[key], list):
             raise DataFormatError(path, f"{key!r} should be a list of prompt families", item=key)
-        for fam in raw[key]:
-            fb = _prompt_batches(path, key, shots, fam)
-            batches[(shots, fb[0].family if fb else fam.get("name"))] = fb
+        for k, fam in enumerate(raw[key]):
+            fb = _prompt_batches(path, f"{key}" if isinstance(fam, dict) else f"{key}[{k}]", shots, fam)
+            family = fb[0].family if fb else fam["name"]
+            if (shots, family) in batches:
+                raise DataFormatError(path, f"family {family!r} is given twice", item=f"{key}/{family}")
+            batches[(shots, family)] = fb
     return RulePrompts(zero[0]["prompt"], batches)
 
 
