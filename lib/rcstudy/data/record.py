@@ -18,7 +18,12 @@ be the passage text at its span (``start``..``end``, or CLUES' ``answer_start`` 
 contradiction raises :class:`~rcstudy.errors.DataFormatError` naming file, line or item. Fields the
 loader does not use (CLUES' ``is_impossible``, the explorer's ``idx``) are still
 type-checked, and a CLUES query marked ``is_impossible`` is refused (ReCoRD queries always have an
-answer).
+answer). A ReCoRD query picks its answer among the passage's entities: a passage with no entity,
+and a gold answer whose text is not the text of one of the passage's entities, are refused; so is
+an empty passage (whitespace and invisible format characters do not count). :func:`discover` reads
+the declared files only (CLUES' ``record_train_{10,20,30}_{1..5}.jsonl``, not any file the glob
+would match) and refuses any other file in the folder and its ``fewglue/``, ``clues/`` and
+``explorer/`` sub-folders, naming it.
 
 Conventions. In the files an entity or answer ``end`` is *inclusive*; here :class:`Entity` spans are
 Python-style (end exclusive). Highlight bullets, written ``@highlight\\n`` in the raw text, are
@@ -35,8 +40,10 @@ from typing import Iterable
 
 from ..errors import DataFileMissing, DataFormatError
 from ..settings import data_dir
+from .registry import check_folder
 from . import hub
-from .io import UniqueKeys, iter_jsonl, optional_fields, read_json, read_text, require_fields, require_items
+from .io import (UniqueKeys, is_blank, iter_jsonl, located, optional_fields, read_json, read_text, require_fields,
+                 require_items)
 from .records import ClozeQuery, Entity
 
 PLACEHOLDER = "@placeholder"
@@ -102,6 +109,21 @@ def _build(qid: str, raw: str, rendered: tuple[str, list[int]], entity_spans: li
                       {"answer_spans": spans, "raw_passage": raw, "lead_end": lead_end, **meta})
 
 
+def _candidates(raw: str, ents: list[tuple[int, int]], answers: list[tuple[str, tuple[int, int]]], path: Path,
+                line: int | None, item: str) -> None:
+    """The passage is not empty, has candidate entities, and every gold answer is one of them (by text)."""
+    if is_blank(raw):
+        raise DataFormatError(path, "the passage is empty", line=line, item=item)
+    if not ents:
+        raise DataFormatError(path, "the query has no candidate entities (the passage lists none)", line=line,
+                              item=item)
+    texts = {raw[s:e] for s, e in ents}
+    for k, (text, _) in enumerate(answers):
+        if text not in texts:
+            raise DataFormatError(path, f"answer {k} {text[:40]!r} is not among the passage's {len(texts)} candidate "
+                                        f"entities", line=line, item=item)
+
+
 def _answers(raw: str, answers: list, path: Path, line: int | None, item: str) -> list:
     out = []
     for k, a in enumerate(answers):
@@ -149,6 +171,7 @@ def _passage_queries(p: dict, path: Path, line: int | None, *, id_key: str, sour
         if labelled and not qa["answers"]:
             raise DataFormatError(path, "no answer (this file is labelled)", line=line, item=qid)
         answers = _answers(raw, qa.get("answers", []), path, line, qid)
+        _candidates(raw, ents, answers, path, line, qid)
         out.append(_build(f"{source}:{qid}" if id_key == "idx" else qid, raw, rendered, ents,
                           _query(qa["query"], path, line, qid), answers, source,
                           {"passage_id": pid, "news_source": p["source"], "file": path.name}))
@@ -171,8 +194,9 @@ def load_official(path: Path, source: str = "official") -> list[ClozeQuery]:
     for i, p in enumerate(doc["data"]):
         if not isinstance(p, dict):
             raise DataFormatError(path, "passage record should be an object", item=str(i))
-        out += _passage_queries(p, path, None, id_key="id", source=source, labelled=_labelled(path), position=i,
-                                query_ids=query_ids)
+        with located(path, item=str(p.get("id", i))):
+            out += _passage_queries(p, path, None, id_key="id", source=source, labelled=_labelled(path), position=i,
+                                    query_ids=query_ids)
         passage_ids.add(p["id"], f"position {i}", item=p["id"])
     return list(require_items(out, path, "queries"))
 
@@ -183,8 +207,9 @@ def load_superglue(path: Path, source: str = "superglue") -> list[ClozeQuery]:
     out = []
     passage_ids, query_ids = UniqueKeys(path, "passage idx"), UniqueKeys(path, "query idx")
     for line, p in iter_jsonl(path):
-        out += _passage_queries(p, path, line, id_key="idx", source=source, labelled=_labelled(path),
-                                position=line, query_ids=query_ids)
+        with located(path, line=line, item=str(p.get("idx", line))):
+            out += _passage_queries(p, path, line, id_key="idx", source=source, labelled=_labelled(path),
+                                    position=line, query_ids=query_ids)
         passage_ids.add(p["idx"], f"line {line}", line=line, item=str(p["idx"]))
     return list(require_items(out, path, "queries"))
 
@@ -204,35 +229,37 @@ def load_clues(path: Path, source: str = "clues") -> list[ClozeQuery]:
     ids = UniqueKeys(path, "id")
     for line, d in iter_jsonl(path):
         qid = str(d.get("id", line))
-        require_fields(d, {"id": str, "context": str, "entities": list, "question": str, "answer": list},
-                       path, line=line, item=qid)
-        optional_fields(d, {"is_impossible": bool}, path, line=line, item=qid)
-        if d.get("is_impossible"):
-            raise DataFormatError(path, "is_impossible is true, but every ReCoRD query has an answer",
-                                  line=line, item=qid)
-        ids.add(qid, f"line {line}", line=line, item=qid)
-        raw = d["context"]
-        for k, e in enumerate(d["entities"]):
-            if not isinstance(e, dict):
-                raise DataFormatError(path, f"entity {k} should be an object", line=line, item=qid)
-            require_fields(e, {"start": int, "end": int}, path, line=line, item=f"{qid}, entity {k}")
-        ents = _spans(raw, [(e["start"], e["end"]) for e in d["entities"]], path, line, qid, "entity")
-        answers = []
-        for k, a in enumerate(d["answer"]):
-            if not isinstance(a, dict):
-                raise DataFormatError(path, f"answer {k} should be an object", line=line, item=qid)
-            require_fields(a, {"text": str, "answer_start": int}, path, line=line, item=f"{qid}, answer {k}")
-            if not a["text"]:
-                raise DataFormatError(path, f"answer {k} is empty", line=line, item=qid)
-            (span,) = _spans(raw, [(a["answer_start"], a["answer_start"] + len(a["text"]) - 1)],
-                             path, line, qid, f"answer {k}")
-            answers.append((_answer_text(raw, a["text"], span, path, line, qid, k), span))
-        if not answers:
-            raise DataFormatError(path, "no gold answer", line=line, item=qid)
-        query = unwrap_clues_question(d["question"], path, line, qid)
-        out.append(_build(qid, raw, render_passage(raw), ents, query, answers, source,
-                          {"passage_id": qid.rsplit("_", 1)[0], "news_source": "", "file": path.name,
-                           "answers_complete": False}))
+        with located(path, line=line, item=qid):
+            require_fields(d, {"id": str, "context": str, "entities": list, "question": str, "answer": list},
+                           path, line=line, item=qid)
+            optional_fields(d, {"is_impossible": bool}, path, line=line, item=qid)
+            if d.get("is_impossible"):
+                raise DataFormatError(path, "is_impossible is true, but every ReCoRD query has an answer",
+                                      line=line, item=qid)
+            ids.add(qid, f"line {line}", line=line, item=qid)
+            raw = d["context"]
+            for k, e in enumerate(d["entities"]):
+                if not isinstance(e, dict):
+                    raise DataFormatError(path, f"entity {k} should be an object", line=line, item=qid)
+                require_fields(e, {"start": int, "end": int}, path, line=line, item=f"{qid}, entity {k}")
+            ents = _spans(raw, [(e["start"], e["end"]) for e in d["entities"]], path, line, qid, "entity")
+            answers = []
+            for k, a in enumerate(d["answer"]):
+                if not isinstance(a, dict):
+                    raise DataFormatError(path, f"answer {k} should be an object", line=line, item=qid)
+                require_fields(a, {"text": str, "answer_start": int}, path, line=line, item=f"{qid}, answer {k}")
+                if not a["text"]:
+                    raise DataFormatError(path, f"answer {k} is empty", line=line, item=qid)
+                (span,) = _spans(raw, [(a["answer_start"], a["answer_start"] + len(a["text"]) - 1)],
+                                 path, line, qid, f"answer {k}")
+                answers.append((_answer_text(raw, a["text"], span, path, line, qid, k), span))
+            if not answers:
+                raise DataFormatError(path, "no gold answer", line=line, item=qid)
+            _candidates(raw, ents, answers, path, line, qid)
+            query = unwrap_clues_question(d["question"], path, line, qid)
+            out.append(_build(qid, raw, render_passage(raw), ents, query, answers, source,
+                              {"passage_id": qid.rsplit("_", 1)[0], "news_source": "", "file": path.name,
+                               "answers_complete": False}))
     return list(require_items(out, path, "queries"))
 
 
@@ -302,6 +329,8 @@ def parse_explorer_page(page: str, path: Path, item: str) -> tuple[str, list[tup
             raw += "\n" + HIGHLIGHT
         starts.append(len(raw))
         raw += seg
+    if not parser.entities:
+        raise DataFormatError(path, "the query has no candidate entities (the page marks none)", item=item)
     spans, answers = [], []
     for k, e in enumerate(parser.entities):
         s = starts[e["segment"]] + e["start"] - lead[e["segment"]]
@@ -334,7 +363,9 @@ def load_explorer(path: Path, source: str = "explorer") -> list[ClozeQuery]:
         require_fields(page, {"id": str, "html": str}, path, item=item)
         optional_fields(page, {"idx": str}, path, item=item)
         ids.add(page["id"], f"position {i}", item=item)
-        raw, spans, query, answers = parse_explorer_page(page["html"], path, item)
+        with located(path, item=item):
+            raw, spans, query, answers = parse_explorer_page(page["html"], path, item)
+            _candidates(raw, spans, answers, path, None, item)
         out.append(_build(page["id"], raw, render_passage(raw), spans, query, answers, source,
                           {"passage_id": page["id"].split("-")[0], "news_source": "", "file": path.name}))
     return list(require_items(out, path, "example pages"))
@@ -367,6 +398,9 @@ def read_hub_split(src: hub.Source, split: str) -> list[ClozeQuery]:
             if raw[s:e] != text:
                 raise DataFormatError(path, f"entity {k}: text {text!r:.40} differs from the passage text "
                                             f"{raw[s:e]!r:.40} at its span ({s}, {e - 1})", line=row, item=qid)
+        if not ents:
+            raise DataFormatError(path, "the query has no candidate entities (the passage lists none)", line=row,
+                                  item=qid)
         texts = set(spans["text"])
         for k, a in enumerate(obj["answers"]):
             if not isinstance(a, str) or a not in texts:
@@ -397,7 +431,7 @@ LAYOUT: tuple[tuple[str, str, str], ...] = (
     ("official", "train", "train.json"), ("official", "eval", "dev.json"), ("official", "test", "test.json"),
     ("superglue", "train", "train.jsonl"), ("superglue", "eval", "val.jsonl"), ("superglue", "test", "test.jsonl"),
     ("fewglue", "train", "fewglue/train.jsonl"), ("fewglue", "eval", "fewglue/dev32.jsonl"),
-    ("clues", "train", "clues/record_train_*.jsonl"), ("clues", "eval", "clues/record_test.jsonl"),
+    ("clues", "train", "clues/record_train_[123]0_[1-5].jsonl"), ("clues", "eval", "clues/record_test.jsonl"),
     ("explorer", "eval", "explorer/examples.json"),
 )
 FULL_SOURCES = ("official", "superglue")
@@ -416,6 +450,7 @@ def discover(root: Path | None = None) -> list[SourceFile]:
     used; otherwise every public subset found (FewGLUE, CLUES, explorer pages).
     """
     root = Path(root) if root is not None else record_dir()
+    check_folder("record", root)
     found = [SourceFile(src, role, p) for src, role, pattern in LAYOUT for p in sorted(root.glob(pattern))]
     if any(f.source in FULL_SOURCES and f.role == "eval" for f in found):
         found = [f for f in found if f.source in FULL_SOURCES]
