@@ -9,7 +9,8 @@ import pandas as pd
 from .config import ConfigError
 from .data.registry import DATASETS, dataset_dir
 from .models.registry import OFFLINE_MODELS, TINY_MODELS
-from .report import claims_from_notebook
+from .claims import VERDICT_ORDER
+from .report import CLAIM, claims_from_notebook
 from .run import PROFILES, load_params, toc_chapters
 
 
@@ -79,6 +80,25 @@ def hub_models(params: dict) -> list[str]:
 
 
 def profiles_table() -> pd.DataFrame:
+def scorecard_counts(card: pd.DataFrame) -> pd.DataFrame:
+    """Per chapter, how many claims got each verdict (every kind a column, in
+    :data:`rcstudy.claims.VERDICT_ORDER`), with the items needed of the underpowered ones, and a total row."""
+    counts = pd.crosstab(card["chapter"], pd.Categorical(card["kind"], categories=list(VERDICT_ORDER)), dropna=False)
+    counts = counts.reindex(columns=list(VERDICT_ORDER), fill_value=0)
+    counts = counts.reindex([c for c in dict.fromkeys(card["chapter"])])
+    counts.columns = list(VERDICT_ORDER)
+    under = card[card["kind"] == "underpowered"]
+    need = under.groupby("chapter")["n needed"].apply(
+        lambda s: ", ".join(f"{int(v):,}" if pd.notna(v) else "none suffices" for v in s))
+    counts["underpowered: n needed"] = need.reindex(counts.index).fillna("")
+    counts["claims"] = counts[list(VERDICT_ORDER)].sum(axis=1)
+    total = {**{v: int(counts[v].sum()) for v in VERDICT_ORDER}, "underpowered: n needed": "",
+             "claims": int(counts["claims"].sum())}
+    counts.loc["all chapters"] = total
+    counts.index.name = "chapter"
+    return counts
+
+
     """For every chapter that names models, the models of each profile."""
     rows = {}
     for chapter in toc_chapters():
@@ -89,18 +109,23 @@ def profiles_table() -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(PROFILES)).fillna("—")
 
 
-def scorecard(published: Path) -> pd.DataFrame:
-    """Every claim glued by the published chapter notebooks in ``published``, in book order."""
+def scorecard(published: Path, scope: str = CLAIM) -> pd.DataFrame:
+    """Every claim glued by the published chapter notebooks in ``published``, in book order:
+    ``scope`` CLAIM gives the papers' claims (what the scorecard counts), CHECK our checks."""
     rows = []
     for chapter in toc_chapters():
         nb = published / f"{chapter}.ipynb"
         if nb.exists():
-            rows += [{"chapter": c.chapter, "id": c.id, "the paper says": c.claim, "our evidence": c.evidence,
-                      "paper's effect": c.paper_effect, "ours [95% interval]": c.ours or None, "power": c.power,
-                      "n needed": c.n_needed, "verdict": c.verdict} for c in claims_from_notebook(nb)]
+            rows += [{"chapter": c.chapter, "id": c.id, "the paper says": c.claim, "the rule": c.rule,
+                      "our evidence": c.evidence, "as the rule compared it": c.judged or None,
+                      "on a system with no skill": c.null or None, "paper's effect": c.paper_effect,
+                      "ours (the interval sized)": c.ours or None, "power": c.power, "n needed": c.n_needed,
+                      "verdict": c.verdict, "kind": c.kind}
+                     for c in claims_from_notebook(nb) if c.scope == scope]
     return pd.DataFrame(rows, columns=SCORECARD_COLUMNS).astype({"power": float, "n needed": "Int64"}).round({"power": 2})
 
 
 #: The scorecard's columns: the power calculation is :class:`rcstudy.claims.Power`.
-SCORECARD_COLUMNS = ["chapter", "id", "the paper says", "our evidence", "paper's effect", "ours [95% interval]",
-                     "power", "n needed", "verdict"]
+SCORECARD_COLUMNS = ["chapter", "id", "the paper says", "the rule", "our evidence", "as the rule compared it",
+                     "on a system with no skill", "paper's effect", "ours (the interval sized)", "power", "n needed",
+                     "verdict", "kind"]

@@ -1,98 +1,184 @@
-"""A paper's claims as data: the statement, how it is checked, and the rule that decides it.
+"""A paper's claims as data: the statement, how it is checked, and the one rule that decides it.
 
-Each paper module (``rcstudy.papers.<paper>``) declares ``CLAIMS``, a list of :class:`ClaimSpec`.
-A spec's :class:`Rule` reads named *evidence*: numbers, :class:`~rcstudy.stats.Interval` or
-:class:`~rcstudy.stats.MeanSD` values, or mappings of them (one per system, ablation, ...). The
-chapter's pipeline supplies only the evidence (:meth:`rcstudy.report.ClaimLog.judge`); the rule
-gives the verdict: True (holds), False (does not hold) or None (no verdict: an interval that
-straddles the line, or evidence the data here cannot give).
+Each paper module (``rcstudy.papers.<paper>``) declares ``CLAIMS`` (the paper's claims, counted on
+the scorecard) and ``CHECKS`` (checks of ours: the data, the loader, a sanity check; judged and
+shown, never counted), each a list of :class:`ClaimSpec`. A spec's :class:`Rule` reads named
+*evidence*: :class:`~rcstudy.stats.Interval` values, or mappings of them (one per system,
+ablation, ...); a plain number stands for a zero-width interval (a published number, an exact
+count).
 
-Every spec also carries ``paper``: the same evidence computed from the paper's own published
-numbers. Applied to it, the rule must say "holds" (a test checks each one): a rule that the
-paper's own numbers do not satisfy does not encode what the paper says.
+**One verdict rule.** Every rule compares intervals as wholes, never one bound as a number (a
+reference is a name, and ``"x.low"`` is an error when the rule is built):
 
-Evidence references are names, optionally with a field: ``"reader"``, ``"best.high"`` (an
-interval's upper bound), ``"gap.estimate"``; a number stands for itself.
+* a claimed *difference* (:class:`Above`, :class:`Below`, :class:`Higher`) holds when the whole
+  interval is on the claimed side of its line, does not hold when none of it is, and otherwise
+  has no verdict;
+* a claimed *absence of difference* — no gain, near chance, the same level (:class:`Equivalent`)
+  — is a TOST equivalence test at level :data:`ALPHA` on each side: it holds when the whole 90%
+  interval lies inside the margin the spec declares (with the paper's words that justify it in
+  ``margin_why``), does not hold when the interval lies wholly outside it, and otherwise has no
+  verdict. A smaller sample makes it harder to pass, never easier.
 
-**Power.** A rule that compares an interval of ours with a line (chance, zero, a threshold) also
-says how likely it was to reach a verdict: :meth:`Rule.power` asks whether a two-sided test at
-level :data:`ALPHA`, with the noise of our interval, would detect the effect the paper reports
-(the paper's own evidence, at the same name, minus the line) with power
-:data:`TARGET_POWER`, and how many items would be needed if not (:class:`Power`). A claim
-without a verdict is then *underpowered* (our data could not have decided it) or *inconclusive*
-(it could have, and did not).
+A missing verdict is *underpowered* (power below :data:`TARGET_POWER` for the paper's effect,
+with the items needed) or *inconclusive* (power at or above it, or not computable:
+"inconclusive (power not computed)"); see :class:`Power`.
+
+**Controls.** Every spec carries ``paper`` (the positive control: the paper's own published
+numbers only, the table and row named; a direction the paper states without a number is
+:data:`STATED_UP` / :data:`STATED_DOWN` and is never sized) and ``null`` (the negative control:
+the evidence a system with no skill would produce — chance accuracy with the sampling noise of
+the chapter's n, the empty or trivial prediction, a zero difference with noise; for a claim of
+no effect, a system that shows a clear effect). The rule must hold on ``paper`` and must not
+hold on ``null`` (a test checks every spec of every paper).
 """
 
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass, field
+from enum import Enum
 from statistics import NormalDist
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterator, Mapping, Sequence, Union
 
 from .stats import Interval, MeanSD
 
-Verdict = Union[bool, None]
+#: A rule's raw outcome: True (holds), False (does not hold), None (no verdict).
+Outcome = Union[bool, None]
 Ref = Union[str, float, int]
 
-_OPS: dict[str, Callable[[float, float], bool]] = {
-    ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+
+class Verdict(str, Enum):
+    """What a checked claim is reported as (the scorecard counts each)."""
+
+    HOLDS = "holds"
+    DOES_NOT_HOLD = "does not hold"
+    UNDERPOWERED = "underpowered"
+    INCONCLUSIVE = "inconclusive"
+    AT_CHANCE = "model at chance"
+    NOT_TESTABLE = "not testable here"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: The verdicts in the order the scorecard shows them.
+VERDICT_ORDER = tuple(v.value for v in Verdict)
+#: No verdict, and no power could be computed (the paper gives no number for the effect).
+INCONCLUSIVE_UNSIZED = "inconclusive (power not computed)"
+
+#: Stand-ins for a direction the paper states without a number: they calibrate the rule on the
+#: paper's side of the line, and are never used to size a power calculation.
+STATED_UP, STATED_DOWN = math.inf, -math.inf
 
 
 class MissingEvidence(KeyError):
     """A rule asked for evidence the pipeline did not supply."""
 
 
-def combine(verdicts: Sequence[Verdict]) -> Verdict:
-    """All of several verdicts: False if any is False, else None if any is None, else True."""
-    verdicts = list(verdicts)
-    return False if False in verdicts else None if None in verdicts or not verdicts else True
+def combine(outcomes: Sequence[Outcome]) -> Outcome:
+    """All of several outcomes: False if any is False, else None if any is None, else True."""
+    outcomes = list(outcomes)
+    return False if False in outcomes else None if None in outcomes or not outcomes else True
 
 
-def point(value: Any) -> float:
-    """The point estimate of a number, an interval or a mean ± sd."""
-    if isinstance(value, Interval):
-        return value.estimate
-    if isinstance(value, MeanSD):
-        return value.mean
-    return float(value)
+def check_ref(ref: Ref) -> Ref:
+    """A reference is a name or a number: ``"x.low"`` and the like are refused (a rule compares an
+    interval as a whole, never one of its bounds as a number)."""
+    if isinstance(ref, bool) or not isinstance(ref, (str, int, float)):
+        raise TypeError(f"a reference is a name or a number, not {ref!r}")
+    if isinstance(ref, str) and (not ref or "." in ref):
+        raise ValueError(f"reference {ref!r}: a rule reads whole intervals by name; bounds and fields "
+                         "('x.low', 'x.high', 'x.estimate') cannot be referenced")
+    return ref
 
 
 def resolve(ref: Ref, evidence: Mapping[str, Any]) -> Any:
-    """The evidence a reference names: ``"x"``, ``"x.low"`` / ``"x.high"`` / ``"x.estimate"`` /
-    ``"x.mean"``, or a number. A mapping of values resolves field-wise to a mapping."""
+    """The evidence a reference names (a number stands for itself)."""
     if not isinstance(ref, str):
         return float(ref)
-    name, _, attr = ref.partition(".")
-    if name not in evidence:
-        raise MissingEvidence(name)
-    value = evidence[name]
-    if not attr:
+    if ref not in evidence:
+        raise MissingEvidence(ref)
+    return evidence[ref]
+
+
+def as_interval(value: Any) -> Interval:
+    """An interval; a number (a published value, an exact count) is a zero-width one. A mean ± sd
+    over seeds is not an interval of the quantity and is refused."""
+    if isinstance(value, Interval):
         return value
-    if isinstance(value, Mapping):
-        return {k: getattr(v, attr) for k, v in value.items()}
-    return getattr(value, attr)
+    if isinstance(value, MeanSD):
+        raise TypeError("a mean ± sd over seeds is not an interval: bootstrap the items instead")
+    v = float(value)
+    return Interval(v, v, v, 0.95)
 
 
-#: The level of the test, and the power it should have, in the power calculation.
-ALPHA, TARGET_POWER = 0.05, 0.8
+def line_value(value: Any) -> float:
+    """A line a rule compares with: a number (an interval here would be a comparison of two
+    intervals, which is :class:`Higher`)."""
+    if isinstance(value, (Interval, MeanSD, Mapping)):
+        raise TypeError(f"a line is a number, not {type(value).__name__}: compare two intervals with Higher")
+    return float(value)
+
+
 _NORMAL = NormalDist()
+
+
+def rescale(iv: Interval, level: float) -> Interval:
+    """The interval at another level, each side scaled by the ratio of normal quantiles (the
+    bootstrap's asymmetry is kept)."""
+    if abs(iv.level - level) < 1e-9 or iv.high == iv.low:
+        return Interval(iv.estimate, iv.low, iv.high, level, iv.n)
+    f = _NORMAL.inv_cdf((1 + level) / 2) / _NORMAL.inv_cdf((1 + iv.level) / 2)
+    return Interval(iv.estimate, iv.estimate - f * (iv.estimate - iv.low), iv.estimate + f * (iv.high - iv.estimate),
+                    level, iv.n)
+
+
+def _entries(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(label, value) for a value or each entry of a mapping (nested mappings flattened)."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _entries(v, f"{prefix}{k}: ")
+    else:
+        yield prefix, value
+
+
+def _each(value: Any, decide: Callable[[Interval], Outcome]) -> Outcome:
+    """Apply ``decide`` to an interval, or to every interval of a mapping (all must hold)."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        if not value:
+            return None
+        return combine([_each(v, decide) for v in value.values()])
+    return decide(as_interval(value))
+
+
+#: The level of the tests and the target power: a difference is tested two-sided at ALPHA (its 95%
+#: interval), an equivalence by two one-sided tests at ALPHA each (TOST: its 90% interval).
+ALPHA, TARGET_POWER = 0.05, 0.8
+DIFFERENCE_LEVEL, EQUIVALENCE_LEVEL = 0.95, 0.90
 
 
 @dataclass(frozen=True)
 class Power:
-    """Would a two-sided test at level :data:`ALPHA` detect the paper's effect with our noise?
+    """Could our evidence have reached the verdict, if the truth were the paper's value?
 
-    ``ours`` is our interval of the quantity, ``paper`` the paper's value of it and ``line`` what
-    the rule compares it with; the effect is ``paper − line`` and the noise our interval's
-    standard error (its half-width over the normal quantile of its level). ``n_needed`` scales
-    our number of items by the square of the standard error that power :data:`TARGET_POWER`
-    needs (None where our interval does not say how many items it rests on)."""
+    ``ours`` is our interval of the quantity, ``paper`` the paper's value of it (from the row
+    ``source`` names) and ``line`` what the rule compares it with. For a difference rule (no
+    ``margin``) it is the power of a two-sided test at level 0.05 to detect ``paper − line`` with
+    our standard error (our interval's half-width over the normal quantile of its level); for an
+    equivalence rule it is the power of TOST (one-sided tests at :data:`ALPHA`) to show the
+    quantity inside ``line ± margin`` (``side``: "both", "upper" or "lower" bound only) when its
+    true value is the paper's. ``n_needed`` scales our number of items by the square of the
+    standard error that power :data:`TARGET_POWER` needs (None where our interval does not say
+    how many items it rests on, or where no number of items suffices)."""
 
     ours: Interval
     paper: float
     line: float
+    margin: float | None = None
+    side: str = "both"
+    source: str = ""
 
     @property
     def effect(self) -> float:
@@ -102,15 +188,28 @@ class Power:
     def se(self) -> float:
         return (self.ours.high - self.ours.low) / (2 * _NORMAL.inv_cdf((1 + self.ours.level) / 2))
 
+    def at(self, se: float) -> float:
+        """The power with standard error ``se``."""
+        if not math.isfinite(se):
+            return 0.0
+        d = self.effect
+        if self.margin is None:
+            if se <= 0:
+                return 1.0 if d else ALPHA
+            z = abs(d) / se
+            crit = _NORMAL.inv_cdf(1 - ALPHA / 2)  # two-sided at level ALPHA
+            return _NORMAL.cdf(z - crit) + _NORMAL.cdf(-z - crit)
+        m, z = self.margin, _NORMAL.inv_cdf(1 - ALPHA)
+        if se <= 0:
+            inside = {"both": abs(d) < m, "upper": d < m, "lower": d > -m}[self.side]
+            return 1.0 if inside else 0.0
+        upper = _NORMAL.cdf((m - d) / se - z)
+        lower = _NORMAL.cdf((m + d) / se - z)
+        return max(0.0, {"both": upper + lower - 1, "upper": upper, "lower": lower}[self.side])
+
     @property
     def power(self) -> float:
-        if not math.isfinite(self.se):
-            return 0.0
-        if self.se <= 0:
-            return 1.0 if self.effect else ALPHA
-        z = abs(self.effect) / self.se
-        crit = _NORMAL.inv_cdf(1 - ALPHA / 2)
-        return _NORMAL.cdf(z - crit) + _NORMAL.cdf(-z - crit)
+        return self.at(self.se)
 
     @property
     def adequate(self) -> bool:
@@ -118,10 +217,30 @@ class Power:
 
     @property
     def n_needed(self) -> int | None:
-        if self.ours.n is None or not self.effect or not math.isfinite(self.se):
+        if self.ours.n is None or not math.isfinite(self.se) or self.se <= 0:
             return None
-        z = _NORMAL.inv_cdf(1 - ALPHA / 2) + _NORMAL.inv_cdf(TARGET_POWER)
-        return max(1, math.ceil(self.ours.n * (z * self.se / abs(self.effect)) ** 2))
+        if self.margin is None:
+            if not self.effect:
+                return None
+            z = _NORMAL.inv_cdf(1 - ALPHA / 2) + _NORMAL.inv_cdf(TARGET_POWER)
+            return max(1, math.ceil(self.ours.n * (z * self.se / abs(self.effect)) ** 2))
+        if self.at(1e-9) < TARGET_POWER:
+            return None  # the paper's value is outside (or on) the margin: no sample suffices
+        lo, hi = 1e-9, self.se  # the largest standard error that gives TARGET_POWER, by bisection
+        while self.at(hi) >= TARGET_POWER:
+            lo, hi = hi, 2 * hi
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if self.at(mid) >= TARGET_POWER else (lo, mid)
+        return max(1, math.ceil(self.ours.n * (self.se / lo) ** 2))
+
+    def describe(self) -> str:
+        what = (f"to show it within {self.line:g} ± {self.margin:g}" if self.margin is not None and self.side == "both"
+                else f"to show it below {self.line + self.margin:g}" if self.margin is not None and self.side == "upper"
+                else f"to show it above {self.line - self.margin:g}" if self.margin is not None
+                else f"to detect the paper's {self.effect:+.1f} against {self.line:g}")
+        src = f" ({self.source})" if self.source else ""
+        return f"power {self.power:.2f} {what} if the truth were the paper's {self.paper:g}{src}"
 
 
 def weakest(powers: Sequence[Power | None]) -> Power | None:
@@ -130,193 +249,250 @@ def weakest(powers: Sequence[Power | None]) -> Power | None:
     return min(known, key=lambda p: p.power) if known else None
 
 
-def _pairs(ours: Any, paper: Any) -> list[tuple[Interval, float]]:
-    """(our interval, the paper's value) pairs: entry by entry where the paper has our keys,
-    otherwise each of ours against every value of the paper's (the weakest test is kept)."""
+def _pairs(ours: Any, paper: Any, source: str = "") -> list[tuple[Interval, float, str]]:
+    """(our interval, the paper's value, its row) triples: entry by entry where the paper has our
+    keys, otherwise each of ours against every row of the paper's (the weakest test is kept, so no
+    row the claim covers is dropped). A stated direction (infinite) is not a number to size with."""
     if ours is None or paper is None:
         return []
     if isinstance(ours, Mapping):
         if isinstance(paper, Mapping) and set(paper) >= set(ours):
-            return [pair for k, v in ours.items() for pair in _pairs(v, paper[k])]
-        return [pair for v in ours.values() for pair in _pairs(v, paper)]
+            return [t for k, v in ours.items() for t in _pairs(v, paper[k], str(k))]
+        return [t for v in ours.values() for t in _pairs(v, paper, source)]
     if not isinstance(ours, Interval):
         return []
     if isinstance(paper, Mapping):
-        return [(ours, point(v)) for v in paper.values() if v is not None]
-    return [(ours, point(paper))]
+        return [t for k, v in paper.items() for t in _pairs(ours, v, str(k))]
+    p = paper.estimate if isinstance(paper, Interval) else float(paper)
+    return [(ours, p, source)] if math.isfinite(p) else []
 
 
-def _power(ours: Any, paper: Any, line: Any) -> Power | None:
-    """The weakest test of our interval(s) against the paper's value(s) relative to ``line``."""
-    if line is None or isinstance(line, Mapping):
+def _lookup(ref: Ref, evidence: Mapping[str, Any] | None) -> Any:
+    if evidence is None:
         return None
-    # the paper's value on the line: a claim of no effect, with no effect to detect
-    return weakest([Power(o, p, point(line)) for o, p in _pairs(ours, paper) if p != point(line)])
-
-
-def _interval_name(ref: Ref) -> Ref:
-    """``"x.low"`` → ``"x"``: the interval a bound belongs to."""
-    return ref.partition(".")[0] if isinstance(ref, str) else ref
-
-
-def _lookup(ref: Ref, evidence: Mapping[str, Any]) -> Any:
     try:
         return resolve(ref, evidence)
-    except (MissingEvidence, AttributeError):
+    except MissingEvidence:
         return None
+
+
+def _fmt(v: Any) -> str:
+    return str(v) if isinstance(v, Interval) else f"{float(v):g}"
 
 
 class Rule:
-    """A declared check of evidence; ``describe()`` says it in words."""
+    """A declared check of evidence; ``describe()`` says it in words, ``explain(evidence)`` says
+    what it compared and found."""
 
-    def __call__(self, evidence: Mapping[str, Any]) -> Verdict:
+    def __call__(self, evidence: Mapping[str, Any]) -> Outcome:
         raise NotImplementedError
 
     def describe(self) -> str:
         raise NotImplementedError
 
+    def refs(self) -> list[Ref]:
+        """Every reference the rule reads."""
+        return []
+
+    def quantities(self) -> list[str]:
+        """The names of the quantities it compares as intervals (the lines are the other refs)."""
+        return []
+
+    def explain(self, evidence: Mapping[str, Any]) -> str:
+        return self.describe()
+
     def power(self, evidence: Mapping[str, Any], paper: Mapping[str, Any]) -> Power | None:
-        """How likely the check was to detect the paper's effect with our noise (see :class:`Power`);
-        None where the rule does not compare an interval of ours with a line."""
+        """How likely the check was to reach a verdict if the truth were the paper's (:class:`Power`);
+        None where it cannot be computed."""
         return None
 
+    def walk(self) -> Iterator["Rule"]:
+        yield self
 
-def _each(value: Any, decide: Callable[[Any], Verdict]) -> Verdict:
-    """Apply ``decide`` to a value, or to every value of a mapping (all must hold)."""
-    if value is None:
-        return None
-    if isinstance(value, Mapping):
-        return combine([_each(v, decide) for v in value.values()])
-    return decide(value)
+
+def _word(outcome: Outcome) -> str:
+    return {True: "holds", False: "does not hold", None: "no verdict"}[outcome]
 
 
 @dataclass(frozen=True)
-class Compare(Rule):
-    """``left op right``. An interval of ours against a number holds when the whole interval
-    satisfies it, does not hold when none of it does, and gives no verdict when the line lies
-    inside it (as :class:`Above`); other values compare as points (the paper's numbers, a mean ±
-    sd; ``"x.low"`` / ``"x.high"`` pick one bound). A mapping on either side must satisfy it
-    entry by entry."""
+class _Side(Rule):
+    """The 95% interval of ``value`` (each entry of a mapping) against the number ``line``."""
 
-    left: Ref
-    op: str
-    right: Ref
+    value: str
+    line: Ref = 0.0
 
     def __post_init__(self):
-        if self.op not in _OPS:
-            raise ValueError(f"op must be one of {', '.join(_OPS)}")
+        check_ref(self.value), check_ref(self.line)
+        if not isinstance(self.value, str):
+            raise TypeError("the compared value must be named")
+
+    above = True
+
+    def _decide(self, line: float) -> Callable[[Interval], Outcome]:
+        def decide(v: Interval) -> Outcome:
+            v = rescale(v, DIFFERENCE_LEVEL) if v.level != DIFFERENCE_LEVEL else v
+            if self.above:
+                return True if v.low > line else False if v.high <= line else None
+            return True if v.high < line else False if v.low >= line else None
+        return decide
 
     def __call__(self, evidence):
-        left, right = resolve(self.left, evidence), resolve(self.right, evidence)
-        if right is None:
+        line = line_value(resolve(self.line, evidence))
+        return _each(resolve(self.value, evidence), self._decide(line))
+
+    def refs(self):
+        return [self.value, self.line]
+
+    def quantities(self):
+        return [self.value]
+
+    def describe(self):
+        side = "above" if self.above else "below"
+        line = self.line if isinstance(self.line, str) else f"{self.line:g}"
+        return f"the whole 95% interval of {self.value} lies {side} {line} (no verdict if it contains it)"
+
+    def explain(self, evidence):
+        line = line_value(resolve(self.line, evidence))
+        decide = self._decide(line)
+        side = "above" if self.above else "below"
+        parts = [f"{label}{_fmt(v)} {side} {line:g}? {_word(decide(as_interval(v)))}"
+                 for label, v in _entries(resolve(self.value, evidence))]
+        return f"{self.value}: " + "; ".join(parts)
+
+    def power(self, evidence, paper):
+        line = _lookup(self.line, evidence)
+        if line is None:
             return None
-        if isinstance(right, Mapping):
-            return combine([Compare(self.left, self.op, k)({**evidence, k: v}) for k, v in right.items()])
-        compare, line = _OPS[self.op], point(right)
-
-        def decide(v):
-            if isinstance(v, Interval) and not isinstance(right, Interval):
-                bounds = [compare(v.low, line), compare(v.high, line)]
-                return True if all(bounds) else False if not any(bounds) else None
-            return bool(compare(point(v), line))
-        return _each(left, decide)
-
-    def describe(self):
-        return f"{self.left} {self.op} {self.right}"
-
-    def power(self, evidence, paper):
-        name = _interval_name(self.left)
-        return _power(_lookup(name, evidence), _lookup(name, paper), _lookup(self.right, evidence))
+        return weakest([Power(o, p, line_value(line), source=s)
+                        for o, p, s in _pairs(_lookup(self.value, evidence), _lookup(self.value, paper))])
 
 
-@dataclass(frozen=True)
-class Within(Rule):
-    """``low <= value <= high`` for the value (every value of a mapping)."""
+class Above(_Side):
+    """The interval of ``value`` lies above ``line``: holds when the whole interval does, does not
+    hold when none of it does, no verdict when it contains the line."""
 
-    value: Ref
-    low: float
-    high: float
-
-    def __call__(self, evidence):
-        return _each(resolve(self.value, evidence), lambda v: bool(self.low <= point(v) <= self.high))
-
-    def describe(self):
-        return f"{self.low} <= {self.value} <= {self.high}"
+    above = True
 
 
-@dataclass(frozen=True)
-class Above(Rule):
-    """An interval above ``threshold`` holds, one below it does not, one that contains it gives no
-    verdict; a plain number is compared directly (the paper's own point estimates)."""
-
-    value: Ref
-    threshold: float = 0.0
-
-    def __call__(self, evidence):
-        def decide(v):
-            if isinstance(v, Interval):
-                return True if v.low > self.threshold else False if v.high < self.threshold else None
-            return bool(point(v) > self.threshold)
-        return _each(resolve(self.value, evidence), decide)
-
-    def describe(self):
-        return f"the 95% interval of {self.value} lies above {self.threshold:g} (no verdict if it contains it)"
-
-    def power(self, evidence, paper):
-        return _power(_lookup(self.value, evidence), _lookup(self.value, paper), self.threshold)
-
-
-@dataclass(frozen=True)
-class Below(Rule):
+class Below(_Side):
     """The mirror of :class:`Above`."""
 
-    value: Ref
-    threshold: float = 0.0
+    above = False
+
+
+@dataclass(frozen=True)
+class Equivalent(Rule):
+    """A claim of no effect: ``value`` is within ``margin`` of ``target`` (TOST at :data:`ALPHA`
+    per side, i.e. its 90% interval). ``side="both"``: inside ``target ± margin``; ``"upper"``:
+    below ``target + margin`` (no gain, non-superiority); ``"lower"``: above ``target − margin``
+    (no loss, non-inferiority). Holds when the whole 90% interval lies inside, does not hold when
+    it lies wholly outside, no verdict otherwise. ``margin_why`` quotes the paper's words that
+    justify the margin (required)."""
+
+    value: str
+    target: Ref
+    margin: float
+    margin_why: str
+    side: str = "both"
+
+    def __post_init__(self):
+        check_ref(self.value), check_ref(self.target)
+        if self.side not in ("both", "upper", "lower"):
+            raise ValueError("side is 'both', 'upper' or 'lower'")
+        if not self.margin > 0:
+            raise ValueError("an equivalence margin is positive")
+        if not self.margin_why.strip():
+            raise ValueError(f"{self.value}: an equivalence margin needs the paper's words that justify it")
+
+    def _bounds(self, target: float) -> tuple[float, float]:
+        lo = -math.inf if self.side == "upper" else target - self.margin
+        hi = math.inf if self.side == "lower" else target + self.margin
+        return lo, hi
+
+    def _decide(self, target: float) -> Callable[[Interval], Outcome]:
+        lo, hi = self._bounds(target)
+
+        def decide(v: Interval) -> Outcome:
+            v = rescale(v, EQUIVALENCE_LEVEL)
+            if lo <= v.low and v.high <= hi:
+                return True
+            if v.high < lo or v.low > hi:
+                return False
+            return None
+        return decide
 
     def __call__(self, evidence):
-        def decide(v):
-            if isinstance(v, Interval):
-                return True if v.high < self.threshold else False if v.low > self.threshold else None
-            return bool(point(v) < self.threshold)
-        return _each(resolve(self.value, evidence), decide)
+        target = line_value(resolve(self.target, evidence))
+        return _each(resolve(self.value, evidence), self._decide(target))
+
+    def refs(self):
+        return [self.value, self.target]
+
+    def quantities(self):
+        return [self.value]
+
+    def _region(self, target: float | None = None) -> str:
+        t = self.target if target is None and isinstance(self.target, str) else f"{(target if target is not None else self.target):g}"
+        return {"both": f"{t} ± {self.margin:g}", "upper": f"below {t} + {self.margin:g}",
+                "lower": f"above {t} − {self.margin:g}"}[self.side]
 
     def describe(self):
-        return f"the 95% interval of {self.value} lies below {self.threshold:g} (no verdict if it contains it)"
+        return (f"equivalence (TOST, 90% interval): the whole 90% interval of {self.value} lies {self._region()}"
+                f" (margin: {self.margin_why}); wholly outside: does not hold; otherwise no verdict")
+
+    def explain(self, evidence):
+        target = line_value(resolve(self.target, evidence))
+        decide = self._decide(target)
+        parts = [f"{label}{rescale(as_interval(v), EQUIVALENCE_LEVEL)} (90%) within {self._region(target)}? "
+                 f"{_word(decide(as_interval(v)))}" for label, v in _entries(resolve(self.value, evidence))]
+        return f"{self.value}: " + "; ".join(parts)
 
     def power(self, evidence, paper):
-        return _power(_lookup(self.value, evidence), _lookup(self.value, paper), self.threshold)
-
-
-def _bounds(value: Any) -> tuple[float, float]:
-    """An interval's bounds; a point value is a zero-width interval."""
-    if isinstance(value, Interval):
-        return value.low, value.high
-    return point(value), point(value)
+        target = _lookup(self.target, evidence)
+        if target is None:
+            return None
+        return weakest([Power(rescale(o, EQUIVALENCE_LEVEL), p, line_value(target), self.margin, self.side, s)
+                        for o, p, s in _pairs(_lookup(self.value, evidence), _lookup(self.value, paper))])
 
 
 @dataclass(frozen=True)
 class Higher(Rule):
-    """The interval ``left`` lies above the interval ``right``: holds when its lower end is above
-    the other's upper end, does not when its upper end is below the other's lower end, and gives
-    no verdict when the two overlap. A mapping on the right must be cleared entry by entry (one
-    entry above ``left`` is enough for "does not hold"); a point value is a zero-width interval."""
+    """The 95% interval ``left`` lies above the 95% interval ``right``: holds when its lower end is
+    above the other's upper end, does not when its upper end is below the other's lower end, no
+    verdict when they overlap. A mapping on the right must be cleared entry by entry."""
 
-    left: Ref
-    right: Ref
+    left: str
+    right: str
+
+    def __post_init__(self):
+        check_ref(self.left), check_ref(self.right)
+
+    @staticmethod
+    def _decide(left: Interval) -> Callable[[Interval], Outcome]:
+        def decide(other: Interval) -> Outcome:
+            return True if left.low > other.high else False if left.high < other.low else None
+        return decide
 
     def __call__(self, evidence):
         left, right = resolve(self.left, evidence), resolve(self.right, evidence)
         if left is None:
             return None
-        low, high = _bounds(left)
+        return _each(right, self._decide(as_interval(left)))
 
-        def decide(other):
-            other_low, other_high = _bounds(other)
-            return True if low > other_high else False if high < other_low else None
-        return _each(right, decide)
+    def refs(self):
+        return [self.left, self.right]
+
+    def quantities(self):
+        return [self.left, self.right]
 
     def describe(self):
         return f"the 95% interval of {self.left} lies above that of {self.right} (no verdict if they overlap)"
+
+    def explain(self, evidence):
+        left = as_interval(resolve(self.left, evidence))
+        decide = self._decide(left)
+        return f"{self.left} {left} above " + "; ".join(
+            f"{label}{_fmt(v)}? {_word(decide(as_interval(v)))}" for label, v in _entries(resolve(self.right, evidence)))
 
     def power(self, evidence, paper):
         """The difference left − right against zero; our two intervals' noises add (independent)."""
@@ -335,8 +511,10 @@ class Higher(Rule):
             half = math.hypot(left.high - left.low, other.high - other.low) / 2
             n = min(x for x in (left.n, other.n) if x is not None) if (left.n or other.n) else None
             diff = left.estimate - other.estimate
-            tests.append(Power(Interval(diff, diff - half, diff + half, left.level, n),
-                               point(paper_left) - point(paper_other), 0.0))
+            effect = as_interval(paper_left).estimate - as_interval(paper_other).estimate
+            if math.isfinite(effect):
+                tests.append(Power(Interval(diff, diff - half, diff + half, left.level, n), effect, 0.0,
+                                   source=f"{self.left} − {key}" if key is not None else ""))
         return weakest(tests)
 
 
@@ -352,43 +530,23 @@ class AllOf(Rule):
     def describe(self):
         return " and ".join(r.describe() for r in self.rules)
 
-    def power(self, evidence, paper):
-        return weakest([r.power(evidence, paper) for r in self.rules])
+    def refs(self):
+        return [ref for r in self.rules for ref in r.refs()]
 
+    def quantities(self):
+        return [q for r in self.rules for q in r.quantities()]
 
-@dataclass(frozen=True)
-class AnyOf(Rule):
-    """At least one rule holds: True if any is True, else None if any is None, else False."""
-
-    rules: tuple[Rule, ...]
-
-    def __call__(self, evidence):
-        verdicts = [r(evidence) for r in self.rules]
-        return True if True in verdicts else None if None in verdicts else False
-
-    def describe(self):
-        return " or ".join(r.describe() for r in self.rules)
+    def explain(self, evidence):
+        return " | ".join(r.explain(evidence) for r in self.rules)
 
     def power(self, evidence, paper):
-        known = [p for p in (r.power(evidence, paper) for r in self.rules) if p is not None]
-        return max(known, key=lambda p: p.power) if known else None
+        """The weakest of the parts that gave no verdict (the parts that did need no power)."""
+        return weakest([r.power(evidence, paper) for r in self.rules if r(evidence) is None])
 
-
-@dataclass(frozen=True)
-class Not(Rule):
-    """The opposite verdict (no verdict stays no verdict)."""
-
-    rule: Rule
-
-    def __call__(self, evidence):
-        v = self.rule(evidence)
-        return None if v is None else not v
-
-    def describe(self):
-        return f"not ({self.rule.describe()})"
-
-    def power(self, evidence, paper):
-        return self.rule.power(evidence, paper)
+    def walk(self):
+        yield self
+        for r in self.rules:
+            yield from r.walk()
 
 
 @dataclass(frozen=True)
@@ -400,36 +558,91 @@ class IfGiven(Rule):
     ref: str
     rule: Rule
 
+    def __post_init__(self):
+        check_ref(self.ref)
+
     def __call__(self, evidence):
-        if evidence.get(self.ref.partition(".")[0]) is None:
+        if evidence.get(self.ref) is None:
             return True
         return self.rule(evidence)
 
     def describe(self):
         return f"{self.rule.describe()} (where {self.ref} is given)"
 
+    def refs(self):
+        return [self.ref, *self.rule.refs()]
+
+    def quantities(self):
+        return self.rule.quantities()
+
+    def explain(self, evidence):
+        if evidence.get(self.ref) is None:
+            return f"({self.ref} not given: not applied)"
+        return self.rule.explain(evidence)
+
     def power(self, evidence, paper):
-        if evidence.get(self.ref.partition(".")[0]) is None:
+        if evidence.get(self.ref) is None:
             return None
         return self.rule.power(evidence, paper)
+
+    def walk(self):
+        yield self
+        yield from self.rule.walk()
+
+
+def chance_null(n: int, k: float = 4, *, level: float = 0.95) -> Interval:
+    """The accuracy (%) of a system that guesses among ``k`` options on ``n`` items: 100/k with the
+    normal half-width of a proportion at that level."""
+    p = 1 / k
+    half = _NORMAL.inv_cdf((1 + level) / 2) * math.sqrt(p * (1 - p) / n) * 100
+    return Interval(100 * p, 100 * p - half, 100 * p + half, level, n)
+
+
+def zero_null(n: int, sd: float = 50.0, *, center: float = 0.0, level: float = 0.95) -> Interval:
+    """A difference (points) of ``center`` (no effect: 0) measured on ``n`` items whose per-item
+    differences have standard deviation ``sd`` points (50: two coin-flip systems' disagreements)."""
+    half = _NORMAL.inv_cdf((1 + level) / 2) * sd / math.sqrt(n)
+    return Interval(center, center - half, center + half, level, n)
 
 
 @dataclass(frozen=True)
 class ClaimSpec:
-    """One claim of a paper: what it says, how we check it, the rule, and the paper's own evidence.
+    """One claim of a paper (or one check of ours): what it says, how we check it, the rule, and
+    the two controls.
 
     ``claim`` and ``test`` may name evidence of ``paper`` in braces (``"people score {human:.0f}%"``).
-    ``sized=False`` says that ``paper``'s values only stand for a direction the paper states without
-    a number (or measure another quantity): they calibrate the rule, but there is no effect size
-    to compute power against.
+    ``paper`` is the positive control: the paper's own published numbers only (``source`` names the
+    tables and rows); ``null`` the negative control, with ``null_what`` saying what system it is.
+    ``sized=False``: the paper gives no number for the effect (its ``paper`` values stand for a
+    direction, or another quantity), so no power is computed. ``exact=True`` (checks only): the
+    evidence is computed on all the data (a count, a table), with no sampling noise, so plain
+    numbers are accepted as evidence. ``needs`` says what the chapter must compute for a verdict
+    where it supplies less (shown when our evidence has no interval).
     """
 
     id: str
     claim: str
     test: str
     rule: Rule
-    paper: Mapping[str, Any] = field(default_factory=dict)
+    paper: Mapping[str, Any]
+    null: Mapping[str, Any]
+    null_what: str
+    source: str = ""
     sized: bool = True
+    exact: bool = False
+    needs: str = ""
+
+    def __post_init__(self):
+        if not self.paper:
+            raise ValueError(f"{self.id}: no paper evidence")
+        if not self.null or not self.null_what:
+            raise ValueError(f"{self.id}: no null (the evidence of a system with no skill)")
+        if not self.source:
+            raise ValueError(f"{self.id}: name the paper's tables and rows the paper evidence comes from")
+
+    @property
+    def equivalence(self) -> bool:
+        return any(isinstance(r, Equivalent) for r in self.rule.walk())
 
     def statement(self) -> str:
         return self.claim.format(**self.paper)
@@ -437,14 +650,28 @@ class ClaimSpec:
     def how(self) -> str:
         return self.test.format(**self.paper)
 
-    def judge(self, evidence: Mapping[str, Any] | None) -> Verdict:
-        """The rule's verdict on ``evidence``; None when there is none (not testable here)."""
+    def judge(self, evidence: Mapping[str, Any] | None) -> Outcome:
+        """The rule's outcome on ``evidence``; None when there is none (not testable here)."""
         if evidence is None:
             return None
         return self.rule(evidence)
 
+    def points(self, evidence: Mapping[str, Any]) -> list[str]:
+        """The compared quantities of ``evidence`` that are not intervals (a bare point, a mean ±
+        sd): without an interval there is no verdict, unless the spec is ``exact``."""
+        if self.exact:
+            return []
+        bare = []
+        for name in dict.fromkeys(self.rule.quantities()):
+            value = evidence.get(name)
+            if value is None:
+                continue
+            if any(not isinstance(v, Interval) for _, v in _entries(value)):
+                bare.append(name)
+        return bare
+
     def power(self, evidence: Mapping[str, Any] | None) -> Power | None:
-        """How likely our evidence was to detect the paper's effect (:meth:`Rule.power`)."""
+        """How likely our evidence was to reach the verdict if the truth were the paper's."""
         if evidence is None or not self.sized:
             return None
         return self.rule.power(evidence, self.paper)

@@ -17,17 +17,21 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .claims import Power, by_id
+from .claims import INCONCLUSIVE_UNSIZED, VERDICT_ORDER, ClaimSpec, Power, Verdict, by_id
 from .learning import LossCheck
 from .stats import Interval, MeanSD
 
 CLAIMS_SUFFIX = "_claims"
-VERDICTS = {True: "holds", False: "does not hold", None: "not testable here"}
-#: The verdict of a claim that rests on a trained row that did not learn (:mod:`rcstudy.learning`).
-NOT_LEARNED = "model did not learn"
-#: No verdict from our evidence: it could not have detected the paper's effect (power below the
-#: target), or it could have and did not (:class:`rcstudy.claims.Power`).
-UNDERPOWERED, INCONCLUSIVE = "underpowered", "inconclusive"
+VERDICTS = {True: Verdict.HOLDS.value, False: Verdict.DOES_NOT_HOLD.value, None: Verdict.NOT_TESTABLE.value}
+#: The verdict of a claim that rests on a trained row whose training loss stayed at ln k, the loss
+#: of guessing among k options (:mod:`rcstudy.learning`): the model is at chance, so no verdict.
+NOT_LEARNED = Verdict.AT_CHANCE.value
+#: No verdict from our evidence: it could not have reached one if the truth were the paper's
+#: (power below the target), or it could have and did not (:class:`rcstudy.claims.Power`); or no
+#: power could be computed (the paper gives no number for the effect).
+UNDERPOWERED, INCONCLUSIVE = Verdict.UNDERPOWERED.value, Verdict.INCONCLUSIVE.value
+#: Where a claim's record comes from: the paper's claims are counted, our checks are not.
+CLAIM, CHECK = "claim", "check"
 
 
 # --------------------------------------------------------------------------- text from data
@@ -143,97 +147,169 @@ class Claim:
     test: str  # how we check it
     evidence: str  # our numbers behind the verdict
     holds: bool | None
-    reason: str = ""  # why there is no verdict, when it is not missing data: NOT_LEARNED, UNDERPOWERED, INCONCLUSIVE
+    reason: str = ""  # why there is no verdict: NOT_LEARNED, UNDERPOWERED, INCONCLUSIVE(_UNSIZED), or not testable
     ours: str = ""  # our interval of the quantity the power calculation is about
-    paper_effect: float | None = None  # the paper's effect on that quantity, against the rule's line
-    power: float | None = None  # of a two-sided test at level 0.05 to detect it with our noise
+    paper_effect: float | None = None  # the paper's value of that quantity, minus the rule's line
+    power: float | None = None  # computed only where there is no verdict (rcstudy.claims.Power)
     n_needed: int | None = None  # items for power 0.8, where our power is below it
+    scope: str = CLAIM  # CLAIM: the paper's, counted on the scorecard; CHECK: ours, shown apart
+    rule: str = ""  # the rule in words: the line or the margin (with the paper's words for it)
+    judged: str = ""  # what the rule compared on our evidence: each interval against its line or margin
+    null: str = ""  # the negative control: what a system with no skill gives, and the rule's verdict on it
+    power_from: str = ""  # the power calculation in words: the paper's value and row it assumes
 
     @property
     def verdict(self) -> str:
         return self.reason or VERDICTS[self.holds]
 
+    @property
+    def kind(self) -> str:
+        """The scorecard's category: one of :data:`rcstudy.claims.VERDICT_ORDER`."""
+        v = self.verdict
+        if v.startswith(INCONCLUSIVE):
+            return INCONCLUSIVE
+        if v == "model did not learn":  # notebooks published before the verdict was renamed
+            return NOT_LEARNED
+        return v if v in VERDICT_ORDER else VERDICTS[None]
+
+
+def _h(value) -> str:
+    """``value`` as HTML text (every value of the claims table is escaped)."""
+    return html.escape(str(value), quote=True)
+
+
+def _null_text(spec: ClaimSpec) -> str:
+    """The negative control in words: what it is and the rule's verdict on it."""
+    try:
+        outcome = spec.judge(spec.null)
+    except Exception as e:  # a malformed null is a bug the tests catch; the page says so
+        return f"{spec.null_what}: the rule fails on it ({type(e).__name__})"
+    word = {True: "holds (the check cannot tell this claim from no skill)", False: "does not hold",
+            None: "no verdict"}[outcome]
+    return f"{spec.null_what} → {word}"
+
 
 class ClaimLog:
-    """The claims a chapter checked, in order. Display it (or :meth:`glue` it) at the end.
+    """The claims a chapter checked, in order, and the checks of ours beside them. Display it (or
+    :meth:`glue` it) at the end.
 
-    The paper's claims are declared in ``rcstudy.papers.<paper>.CLAIMS`` (:mod:`rcstudy.claims`);
-    :meth:`judge` applies a declared claim's rule to the evidence the pipeline supplies.
+    The paper's claims are declared in ``rcstudy.papers.<paper>.CLAIMS``, our checks in
+    ``CHECKS`` (:mod:`rcstudy.claims`); :meth:`judge` applies a declared spec's rule to the
+    evidence the pipeline supplies. ``claims`` are the paper's (counted), ``checks`` ours (not).
     """
 
     def __init__(self, chapter: str):
         from . import papers
 
         self.chapter = chapter
-        self.specs = by_id(papers.claims(chapter)) if chapter in papers.PAPERS else {}
+        known = chapter in papers.PAPERS
+        self.specs = by_id(papers.claims(chapter)) if known else {}
+        self.check_specs = by_id(papers.checks(chapter)) if known else {}
+        if set(self.specs) & set(self.check_specs):
+            raise ValueError(f"{chapter}: {sorted(set(self.specs) & set(self.check_specs))} both claim and check")
         self.claims: list[Claim] = []
+        self.checks: list[Claim] = []
 
     def judge(self, id: str, evidence: Mapping | None, text: str, *, rests_on: Sequence[LossCheck] = ()) -> Claim:
-        """Record the verdict of declared claim ``id`` on ``evidence`` (named values; None: the
-        data here cannot test it), with ``text`` saying the evidence in words. ``rests_on``: the
-        trained rows the evidence comes from; if one of them did not learn, there is no verdict."""
-        if id not in self.specs:
-            raise KeyError(f"{self.chapter}: no declared claim {id!r}; declared: {', '.join(self.specs)}")
-        spec = self.specs[id]
-        power = spec.power(evidence)
+        """Record the verdict of declared claim (or check) ``id`` on ``evidence`` (named values;
+        None: the data here cannot test it), with ``text`` saying the evidence in words.
+        ``rests_on``: the trained rows the evidence comes from; if one of them did not learn, the
+        verdict is "model at chance". A compared quantity given as a point, with no interval, gets
+        no verdict (not testable here), and the record says what the chapter must compute.
+        Power is computed only where there is no verdict."""
+        scope = CHECK if id in self.check_specs else CLAIM
+        spec = self.check_specs.get(id) or self.specs.get(id)
+        if spec is None:
+            raise KeyError(f"{self.chapter}: no declared claim {id!r}; declared: "
+                           f"{', '.join([*self.specs, *self.check_specs])}")
+        more = {"scope": scope, "rule": spec.rule.describe(), "null": _null_text(spec)}
         stuck = [c for c in rests_on if not c.learned]
-        if stuck:
+        if evidence is not None and stuck:
             text += "; not judged: " + "; ".join(c.describe() for c in stuck)
-            return self.check(id, spec.statement(), spec.how(), None, text, reason=NOT_LEARNED, power=power)
+            return self.check(id, spec.statement(), spec.how(), None, text, reason=NOT_LEARNED, **more)
+        if evidence is not None and (bare := spec.points(evidence)):
+            text += (f"; not judged: {', '.join(bare)} is a point with no interval"
+                     + (f" (needs {spec.needs})" if spec.needs else ""))
+            return self.check(id, spec.statement(), spec.how(), None, text, **more)
         holds = spec.judge(evidence)
-        reason = ""
-        if holds is None and evidence is not None:
-            reason = UNDERPOWERED if power is not None and not power.adequate else INCONCLUSIVE
-        return self.check(id, spec.statement(), spec.how(), holds, text, reason=reason, power=power)
+        if evidence is None:
+            return self.check(id, spec.statement(), spec.how(), None, text, **more)
+        more["judged"] = spec.rule.explain(evidence)
+        if holds is not None:
+            return self.check(id, spec.statement(), spec.how(), holds, text, **more)
+        power = spec.power(evidence)
+        reason = (INCONCLUSIVE_UNSIZED if power is None else UNDERPOWERED if not power.adequate else INCONCLUSIVE)
+        return self.check(id, spec.statement(), spec.how(), None, text, reason=reason, power=power, **more)
 
     def check(self, id: str, claim: str, test: str, holds: bool | None, evidence: str, *, reason: str = "",
-              power: Power | None = None) -> Claim:
+              power: Power | None = None, scope: str = CLAIM, **more) -> Claim:
         """Record one checked claim; ``holds=None`` when the data here cannot test it (or
-        ``reason`` says why there is no verdict); ``power``: how likely our evidence was to detect
-        the paper's effect."""
-        if any(c.id == id for c in self.claims):
+        ``reason`` says why there is no verdict); ``power``: how likely our evidence was to reach
+        the verdict if the truth were the paper's; ``scope``: CLAIM (the paper's) or CHECK (ours)."""
+        if any(c.id == id for c in (*self.claims, *self.checks)):
             raise ValueError(f"claim {id!r} recorded twice in {self.chapter}")
-        more = {}
         if power is not None:
-            more = {"ours": str(power.ours), "paper_effect": round(power.effect, 2), "power": round(power.power, 3),
-                    "n_needed": None if power.adequate else power.n_needed}
-        c = Claim(self.chapter, id, claim, test, evidence, None if holds is None else bool(holds), reason, **more)
-        self.claims.append(c)
+            more |= {"ours": str(power.ours), "paper_effect": round(power.effect, 2), "power": round(power.power, 3),
+                     "n_needed": None if power.adequate else power.n_needed, "power_from": power.describe()}
+        c = Claim(self.chapter, id, claim, test, evidence, None if holds is None else bool(holds), reason,
+                  scope=scope, **more)
+        (self.checks if scope == CHECK else self.claims).append(c)
         return c
 
-    def frame(self) -> pd.DataFrame:
+    def frame(self, scope: str = CLAIM) -> pd.DataFrame:
+        rows = self.checks if scope == CHECK else self.claims
         return pd.DataFrame(
-            [{"claim": c.claim, "test": c.test, "our evidence": c.evidence, "verdict": c.verdict}
-             for c in self.claims],
-            index=pd.Index([c.id for c in self.claims], name="id"),
+            [{"claim": c.claim, "test": c.test, "our evidence": c.evidence, "verdict": c.verdict} for c in rows],
+            index=pd.Index([c.id for c in rows], name="id"), columns=["claim", "test", "our evidence", "verdict"],
+        )
+
+    @staticmethod
+    def _rows_html(rows: Sequence[Claim]) -> str:
+        def power(c: Claim) -> str:
+            if c.holds is not None or not c.reason.startswith((UNDERPOWERED, INCONCLUSIVE)):
+                return "—"  # computed only where there is no verdict
+            if c.power is None:
+                return "not computed: the paper gives no number for the effect"
+            need = (f"; {c.n_needed:,} items would give 0.8" if c.n_needed
+                    else "; no number of items suffices" if c.power < 0.8 else "")
+            return f"{c.power_from} (ours: {c.ours}){need}"
+
+        def how(c: Claim) -> str:
+            return f"{_h(c.test)}<br/><small>Rule: {_h(c.rule)}</small>" if c.rule else _h(c.test)
+
+        def evidence(c: Claim) -> str:
+            judged = f"<br/><small>Compared: {_h(c.judged)}</small>" if c.judged else ""
+            return _h(c.evidence) + judged
+
+        return "".join(
+            f'<tr class="verdict-{_h(c.kind.replace(" ", "-"))}"><td>{_h(c.claim)}</td>'
+            f"<td>{how(c)}</td><td>{evidence(c)}</td><td>{_h(c.null or '—')}</td>"
+            f"<td>{_h(power(c))}</td><td><strong>{_h(c.verdict)}</strong></td></tr>"
+            for c in rows
         )
 
     def _repr_html_(self) -> str:
-        def power(c: Claim) -> str:
-            if c.power is None:
-                return "n/a"
-            need = f" (~{c.n_needed:,} items needed)" if c.n_needed else ""
-            return f"{c.power:.2f} for the paper's {c.paper_effect:+.1f}{need}"
-
-        rows = "".join(
-            f'<tr class="verdict-{html_text(c.verdict.replace(" ", "-"))}"><td>{html_text(c.claim)}</td>'
-            f"<td>{html_text(c.test)}</td><td>{html_text(c.evidence)}</td><td>{html_text(power(c))}</td>"
-            f"<td><strong>{html_text(c.verdict)}</strong></td></tr>"
-            for c in self.claims
-        )
-        return (
-            '<table class="claims"><thead><tr><th>The paper says</th><th>How we check it</th>'
-            f"<th>Our evidence</th><th>Power</th><th>Verdict</th></tr></thead><tbody>{rows}</tbody></table>"
-        )
+        head = ("<thead><tr><th>{0}</th><th>How we check it (the rule)</th><th>Our evidence, as the rule compared "
+                "it</th><th>The same rule on a system with no skill</th><th>Power (only without a verdict)</th>"
+                "<th>Verdict</th></tr></thead>")
+        out = (f'<table class="claims">{head.format("The paper says")}<tbody>{self._rows_html(self.claims)}'
+               "</tbody></table>")
+        if self.checks:
+            out += ('<p class="claims-checks-caption"><strong>Our checks</strong> (of the data, the loader or the '
+                    "paper's tables; not the paper's claims, not counted on the scorecard)</p>"
+                    f'<table class="claims claims-checks">{head.format("We check")}<tbody>'
+                    f"{self._rows_html(self.checks)}</tbody></table>")
+        return out
 
     def _repr_json_(self) -> dict:
-        return {"chapter": self.chapter, "claims": [asdict(c) for c in self.claims]}
+        return {"chapter": self.chapter, "claims": [asdict(c) for c in (*self.claims, *self.checks)]}
 
     def __repr__(self) -> str:
         return self.frame().to_string()
 
     def glue(self) -> None:
-        """Glue the log as ``<chapter>_claims`` (shown in place) and the tallies for prose."""
+        """Glue the log as ``<chapter>_claims`` (shown in place) and the tallies of the paper's
+        claims for prose (our checks are not counted)."""
         glue(self.chapter + CLAIMS_SUFFIX, self, display=True)
         glue(f"{self.chapter}_claims_total", len(self.claims))
         glue(f"{self.chapter}_claims_held", sum(c.holds is True for c in self.claims))

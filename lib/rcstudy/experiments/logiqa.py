@@ -11,6 +11,7 @@ analyses then average over seeds item by item, so every table is computed the sa
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from collections import Counter
@@ -41,7 +42,7 @@ from ..papers.logiqa import TYPE_NAMES
 from ..prompts.logiqa import ABLATION_FIELDS, ablation_items, lm_inputs
 from ..report import ChapterResults, ClaimLog, md_text, paper_vs_ours
 from ..runtime import Runtime
-from ..stats import Interval, MeanSD, bootstrap_ci, mean_sd, paired_difference
+from ..stats import Interval, MeanSD, bootstrap_ci, difference_interval, mean_sd, paired_difference
 from . import shared
 
 P = "logiqa"
@@ -1137,22 +1138,27 @@ def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score
 
     human = papers.value(P, "Table 3", "Human Performance", "LogiQA Test")
     best = max(s.trained, key=lambda x: acc[x.name].ci.high)
-    log.judge("far-below-humans", {"best": acc[best.name].ci, "human": human},
+    log.judge("far-below-humans", {"best": acc[best.name].ci, "human": human,
+                                   "chance": papers.value(P, "Table 3", "Random (theoretical)", "LogiQA Test")},
               f"best upper bound {acc[best.name].ci.high:.1f}% ({best.name}) vs {human:.0f}%")
     rule_ci = {n: acc[n].ci for n in ("Word Matching", "Sliding Window")}
     log.judge("rules-near-chance", {"rules": rule_ci}, "; ".join(f"{n} {ci}" for n, ci in rule_ci.items()))
     log.judge("sw-below-random", {"sw": rule_ci["Sliding Window"]}, f"{rule_ci['Sliding Window']}")
-    readers = {r.name: acc[r.name].seeds for r in s.readers}
-    log.judge("deep-around-30", {"readers": readers}, ", ".join(f"{n} {a.mean:.1f}%" for n, a in readers.items()),
+    readers = {r.name: acc[r.name].ci for r in s.readers}
+    log.judge("deep-around-30", {"readers": readers}, ", ".join(f"{n} {a}%" for n, a in readers.items()),
               rests_on=rests_on(*readers))
     reader = best_reader(s, acc)
     ci, text = compare(s.main.name, reader.name, model, reader.name)
     log.judge("pretrained-beat-readers", {"diff": ci}, text, rests_on=rests_on(s.main.name, reader.name))
 
     if "zh" in cfg.dataset.languages:
-        gaps = {x.name: abs(score(x, data, "zh-test").seeds.mean - score(x, data, "en-test").seeds.mean)
-                for x in s.rules[:2]}
-        log.judge("zh-same-level", {"gaps": gaps}, ", ".join(f"{n}: {g:.1f} points" for n, g in gaps.items()))
+        def finite(x):
+            return x[np.isfinite(x)]
+        # Chinese − English accuracy, each language's questions resampled on its own
+        gaps = {x.name: difference_interval(finite(per_item_accuracy(x, data, "zh-test")),
+                                            finite(per_item_accuracy(x, data, "en-test"))) for x in s.rules[:2]}
+        log.judge("zh-same-level", {"gaps": gaps}, ", ".join(f"{n}: Chinese − English {g} points"
+                                                             for n, g in gaps.items()))
     else:
         log.judge("zh-same-level", None, "Chinese LogiQA is not read in this run (dataset.languages)")
 
@@ -1181,10 +1187,15 @@ def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score
             log.judge(id, None, "no ReClor data here; RACE and COSMOS are not available")
 
     ends = points[points.system == s.main.name].set_index("length").iloc[[0, -1]]  # shortest and longest bins with questions
-    bins = {name: Interval(*ends.iloc[i][["accuracy", "low", "high"]], 0.95, int(ends.iloc[i]["n"]))
-            for i, name in enumerate(("shortest", "longest"))}
-    log.judge("length-not-negative", None if ends.index[0] == ends.index[1] else bins,
-              ", ".join(f"{k}: {r.accuracy:.1f}% [{r.low:.1f}, {r.high:.1f}] (n={r.n})" for k, r in ends.iterrows()),
+    bins = [Interval(*ends.iloc[i][["accuracy", "low", "high"]], 0.95, int(ends.iloc[i]["n"])) for i in (0, 1)]
+    # longest − shortest: two independent bins, their half-widths combined (normal approximation)
+    diff = bins[1].estimate - bins[0].estimate
+    lo = math.hypot(bins[1].estimate - bins[1].low, bins[0].high - bins[0].estimate)
+    hi = math.hypot(bins[1].high - bins[1].estimate, bins[0].estimate - bins[0].low)
+    length_diff = Interval(diff, diff - lo, diff + hi, 0.95, bins[0].n + bins[1].n)
+    log.judge("length-not-negative", None if ends.index[0] == ends.index[1] else {"diff": length_diff},
+              ", ".join(f"{k}: {r.accuracy:.1f}% [{r.low:.1f}, {r.high:.1f}] (n={r.n})" for k, r in ends.iterrows())
+              + f"; longest − shortest {length_diff}",
               rests_on=rests_on(s.main.name))
 
     gold_bm = (best_match(data.splits["en-test"]) == data.gold("en-test")).astype(float)

@@ -822,22 +822,24 @@ def table7_arithmetic_gap() -> float:
 
 
 def judge_claims(cfg: Config, chance: float, t5: TokenBias, lengths: dict, val_runs, val, eh: bias.EasyHard,
-                 m: MainResults) -> ClaimLog:
-    """The evidence for each of the paper's claims (``rcstudy.papers.reclor.CLAIMS``)."""
+                 m: MainResults, option_lengths: pd.DataFrame | None = None) -> ClaimLog:
+    """The evidence for each of the paper's claims and our checks (``rcstudy.papers.reclor``),
+    in the order of ``CLAIMS``; ``option_lengths``: the WordPiece length of every training option
+    (:func:`option_length`), for the interval of right − wrong length."""
     log = ClaimLog(P)
 
     def pts(x):
         return f"{x:.1f}"
 
-    log.judge("lexical-bias", {"mismatches": t5.mismatches},
-              f"{len(set(t5.top.index) & set(papers.table(P, 'Table 5').index))} of 10 tokens shared; ours: "
-              + ", ".join(t5.top.index))
     right, wrong = lengths["reclor_len_right"], lengths["reclor_len_wrong"]
-    paper_right = papers.value(P, "§3.3", "right options", "mean length")
-    paper_wrong = papers.value(P, "§3.3", "wrong options", "mean length")
-    log.judge("length-bias", {"right": right, "wrong": wrong,
-                              "gaps": {"right": abs(right - paper_right), "wrong": abs(wrong - paper_wrong)}},
-              f"right {right:.2f}, wrong {wrong:.2f}")
+    length_diff = None
+    if option_lengths is not None and len(option_lengths):
+        per_q = option_lengths.groupby(["id", "right"])["length"].mean().unstack()
+        per_q = per_q.dropna()
+        length_diff = bootstrap_ci((per_q[True] - per_q[False]).to_numpy(float))
+    log.judge("length-bias", {"diff": length_diff} if length_diff is not None else None,
+              f"right {right:.2f}, wrong {wrong:.2f}"
+              + (f"; right − wrong per question {length_diff}" if length_diff is not None else ""))
     option_only_acc = {f: seed_accuracies(correctness(r, val)).mean() for f, r in val_runs.items()}
     pretrained = {f: bootstrap_ci(correctness(r, val).mean(axis=0) - chance / 100, scale=100)
                   for f, r in val_runs.items() if f not in SCRATCH}
@@ -846,8 +848,8 @@ def judge_claims(cfg: Config, chance: float, t5: TokenBias, lengths: dict, val_r
               + ("" if pretrained else " (no pretrained option-only model in bias_models)"))
     ft = bootstrap_ci(correctness(m.runs[(NGRAM, "CQA")], val).mean(axis=0), scale=100)
     log.judge("fasttext", {"ft": ft, "chance": chance}, f"fastText {ft}")
-    bl = m.acc[(BILSTM, "CQA")].mean()
-    log.judge("bilstm", {"gap": abs(bl - chance)}, f"Bi-LSTM {pts(bl)}%")
+    bl = bootstrap_ci(correctness(m.runs[(BILSTM, "CQA")], val).mean(axis=0), scale=100)
+    log.judge("bilstm", {"bl": bl, "chance": chance}, f"Bi-LSTM {bl}")
     model = cfg.headline
 
     def rests_on(*inputs: str) -> list[learning.LossCheck]:
@@ -859,7 +861,9 @@ def judge_claims(cfg: Config, chance: float, t5: TokenBias, lengths: dict, val_r
     gap = difference_interval(item["CQA"][eh.easy], item["CQA"][eh.hard])
     log.judge("easy-vs-hard", {"gap": gap}, f"EASY {pts(e)}%, HARD {pts(h)}%: EASY − HARD {gap}",
               rests_on=rests_on("CQA"))
-    log.judge("hard-near-chance", {"gap": abs(h - chance)}, f"HARD {pts(h)}%", rests_on=rests_on("CQA"))
+    hard = bootstrap_ci(item["CQA"][eh.hard], scale=100) if eh.hard.any() else None
+    log.judge("hard-near-chance", {"hard": hard} if hard is not None else None,
+              f"HARD {hard}" if hard is not None else "no HARD question in val", rests_on=rests_on("CQA"))
     main = {f: m.acc[(model, f)].mean() for f in item}
     if {"A", "QA"} <= set(main):
         gain = paired_difference(item["QA"], item["A"])
@@ -874,6 +878,15 @@ def judge_claims(cfg: Config, chance: float, t5: TokenBias, lengths: dict, val_r
             log.judge(id, None, f"{model} is not trained on (A) and (Q, A) here (partial_inputs)")
     gap = table7_arithmetic_gap()
     log.judge("table7-arithmetic", {"gap": gap}, f"largest gap {gap:.2f} points")
+
+    # checks of ours: the data and the paper's table, not counted
+    log.judge("table5-reproduced", {"mismatches": t5.mismatches},
+              f"{len(set(t5.top.index) & set(papers.table(P, 'Table 5').index))} of 10 tokens shared; ours: "
+              + ", ".join(t5.top.index))
+    paper_right = papers.value(P, "§3.3", "right options", "mean length")
+    paper_wrong = papers.value(P, "§3.3", "wrong options", "mean length")
+    log.judge("lengths-reproduced", {"gaps": {"right": abs(right - paper_right), "wrong": abs(wrong - paper_wrong)}},
+              f"right {right:.2f}, wrong {wrong:.2f}")
     return log
 
 
@@ -912,7 +925,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
         "one such file from its first seed. The files are in the book's exports folder." if test else
         "one such file from its first seed, but this data source has no test split, so none is written here.")
 
-    claims = judge_claims(cfg, chance, t5, facts, val_runs, val, eh_val, m)
+    claims = judge_claims(cfg, chance, t5, facts, val_runs, val, eh_val, m, wordpiece_lengths)
     return Results(tables, facts, claims, chance=chance, option_lengths=wordpiece_lengths,
                    losses={m.checks[key].name: curves for key, curves in m.losses.items()},
                    overlap=tables["reclor_table27"], runs_right=eh_val.runs_right, easy_hard_bars=bars,

@@ -685,7 +685,8 @@ def judge_claims(cfg: Config, m: Methods, ours_t1: pd.DataFrame, checks: pd.Data
     r = m.results
     best_name, best = best_machine(r)
     human = papers.value(PAPER, "Table 4", "Human", "F1 (dev)")
-    log.judge("human-gap", {"best": best, "human": human},
+    log.judge("human-gap", {"best": best, "human": human,
+                            "random": papers.value(PAPER, "Table 4", "Random Guess", "F1 (dev)")},
               f"best here: {best_name}, F1 {best}; human {human:.2f} (paper)")
 
     lm, random = aligned(r["LM"], r["Random Guess"])

@@ -46,8 +46,15 @@ def numbers(paper: str) -> list[Published]:
 
 
 def claims(paper: str) -> list:
-    """The paper's claims, declared as :class:`rcstudy.claims.ClaimSpec` (``CLAIMS`` of its module)."""
+    """The paper's claims, declared as :class:`rcstudy.claims.ClaimSpec` (``CLAIMS`` of its module):
+    what the scorecard counts."""
     return list(getattr(_module(paper), "CLAIMS", []))
+
+
+def checks(paper: str) -> list:
+    """Our checks beside the paper's claims (``CHECKS`` of its module): of the data, the loader, the
+    paper's own tables, or claims of ours; judged and shown, never counted as the paper's."""
+    return list(getattr(_module(paper), "CHECKS", []))
 
 
 def citation(paper: str) -> Citation:

@@ -4,7 +4,7 @@ Copied from the paper's text and Tables 2-7. Figure 3 (the ablation bar chart) s
 in the text: its full-input and no-paragraph bars are quoted there, the other two are not.
 """
 
-from ..claims import Above, ClaimSpec, Compare, Higher, Within
+from ..claims import STATED_UP, AllOf, Above, Below, ClaimSpec, Equivalent, Higher, chance_null, zero_null
 from ..stats import Interval
 from . import Citation, Published, lookup
 
@@ -129,96 +129,179 @@ _FULL, _NO_PARAGRAPH = (_published("Figure 3", row, "RoBERTa Test") for row in (
 _GOLD_OVERLAP = _published("Table 6", "Gold-standard", "Overlap Ratio")
 _ROBERTA_OVERLAP = _published("Table 6", "RoBERTa", "Overlap Ratio")
 
+#: The released Test.txt: the n of every null below (the chapter's intervals are over it).
+_N_TEST = 651
+_CHANCE = _test("Random (theoretical)")
+_NULL_CHANCE = chance_null(_N_TEST)  # a guesser's accuracy on the 651 test questions, with its noise
+_NO_DIFF = zero_null(_N_TEST)  # two guessers' paired difference on the same 651 questions
+#: §6.2: RoBERTa_RACE's 26.86% is "even close to the random guess baseline" (25%): the paper's own
+#: word "close" for a gap of 1.86 points.
+_CLOSE = round(_published("Table 4", "RoBERTa_RACE", "Test") - _published("Table 4", "Random (theoretical)", "Test"), 2)
+_CLOSE_WHY = (f"§6.2 calls RoBERTa_RACE's 26.86% 'even close to the random guess baseline' (25%, Table 4): a gap of "
+              f"{_CLOSE:g} points is what the paper calls close")
+#: Table 3 rows of both languages, Test: the largest |Chinese − English| is BERT's 2.69.
+_ZH_ROWS = ("Word Matching", "Sliding Window", *_READERS, *_PRETRAINED)
+_ZH_GAPS = {f"Table 3, {r}, Chinese Test − LogiQA Test": round(_published("Table 3", r, "Chinese Test") - _test(r), 2)
+            for r in _ZH_ROWS}
+_ZH_MARGIN = max(abs(v) for v in _ZH_GAPS.values())
+
 CLAIMS = [
     ClaimSpec(
         "far-below-humans",
-        "All models perform far below people ({human:.0f}% on Test).",
-        "the highest upper 95% bound of any of our systems is below the paper's human score",
-        Compare("best.high", "<", "human"),
-        paper={"best": Interval.point(max(_test(r) for r in (*_READERS, *_PRETRAINED))), "human": _test("Human Performance")}),
+        "All models perform far below people ({human:.0f}% on Test), while beating chance.",
+        "the 95% interval of our best system on Test lies below the paper's human score and above chance (a system "
+        "at chance says nothing about models)",
+        AllOf((Below("best", "human"), Above("best", "chance"))),
+        paper={"best": max(_test(r) for r in (*_READERS, *_PRETRAINED)), "human": _test("Human Performance"),
+               "chance": _CHANCE},
+        source="Table 3, LogiQA Test: RoBERTa (35.31, the best model), Human Performance (86.00), Random (25.00)",
+        null={"best": _NULL_CHANCE, "human": _test("Human Performance"), "chance": _CHANCE},
+        null_what="a guesser: 25% with the noise of 651 test questions"),
     ClaimSpec(
-        # "at or below chance" alone does not hold on the paper's own word matching (28.37%)
+        # the paper's rule-based rows: word matching 28.37, sliding window 22.51
         "rules-near-chance",
-        "Rule-based methods score at or near chance: lexical matching alone fails.",
-        "the 95% interval of word matching and of sliding window on Test reaches 30% (5 points above "
-        "chance) or lower",
-        Compare("rules.low", "<=", 30),
-        paper={"rules": {r: Interval.point(_test(r)) for r in ("Word Matching", "Sliding Window")}}),
+        "Rule-based methods score near chance: lexical matching alone fails.",
+        f"TOST: the 90% interval of word matching and of sliding window on Test lies within 25 ± 3.5",
+        Equivalent("rules", _CHANCE, 3.5,
+                   "§5: word matching's 28.37% and sliding window's 22.51% show the questions 'are extremely "
+                   "difficult to solve by using lexical matching alone', while the Stanford attentive reader's 28.76% "
+                   "is 'better compared with the random guess baseline': near chance ends between 3.37 and 3.76 "
+                   "points from 25"),
+        paper={"rules": {f"Table 3, {r}, LogiQA Test": _test(r) for r in ("Word Matching", "Sliding Window")}},
+        source="Table 3, LogiQA Test, Word Matching and Sliding Window rows",
+        null={"rules": {"a matcher with skill": Interval(33.0, 29.4, 36.6, 0.95, _N_TEST)}},
+        null_what="a lexical matcher clearly above chance: 33% with the noise of 651 test questions"),
     ClaimSpec(
         "sw-below-random",
         "Sliding window scores below a random guess ({published:.2f}%).",
         "the 95% interval of sliding window on Test lies below 25%",
-        Compare("sw.high", "<", 25),  # an interval that reaches 25% has not shown it: does not hold
-        paper={"sw": Interval.point(_test("Sliding Window")), "published": _test("Sliding Window")}),
+        Below("sw", _CHANCE),
+        paper={"sw": _test("Sliding Window"), "published": _test("Sliding Window")},
+        source="Table 3, LogiQA Test, Sliding Window and Random rows",
+        null={"sw": _NULL_CHANCE},
+        null_what="a guesser: 25% with the noise of 651 test questions"),
     ClaimSpec(
         "deep-around-30",
-        "The deep-learning readers score around 30%.",
-        "each reader's Test accuracy lies between 25% and 35%",
-        Within("readers", 25, 35),
-        paper={"readers": {r: _test(r) for r in _READERS}}),
+        "The deep-learning readers score around 30%, better than a random guess.",
+        "for each reader: TOST, its 90% interval on Test lies within 30 ± 5, and its 95% interval lies above 25",
+        AllOf((Equivalent("readers", 30.0, 5.0,
+                          "§5: the readers 'give accuracies around 30%, which is better compared with the random "
+                          "guess baseline' (Table 3: 28.76, 28.98, 31.10): 'around 30' reaches down to, not into, "
+                          "chance (25), 5 points below; the margin is taken the same above"),
+               Above("readers", _CHANCE))),
+        paper={"readers": {f"Table 3, {r}, LogiQA Test": _test(r) for r in _READERS}},
+        source="Table 3, LogiQA Test, Stanford Attentive Reader, Gated-Attention Reader, Co-Matching Network",
+        null={"readers": {"a guessing reader": _NULL_CHANCE}},
+        null_what="a reader that guesses: 25% with the noise of 651 test questions",
+        needs="each reader's bootstrap interval on Test (the chapter passes a mean ± sd over seeds)"),
     ClaimSpec(
         "pretrained-beat-readers",
         "Pre-trained models beat the models without contextual embeddings.",
         "paired 95% interval of the fine-tuned encoder minus the best reader on Test lies above 0 "
         "(no verdict if it includes 0)",
-        Above("diff"),
-        paper={"diff": min(_test(r) for r in _PRETRAINED) - max(_test(r) for r in _READERS)}),
+        Above("diff", 0),
+        paper={"diff": {f"Table 3, {p} − Co-Matching Network, LogiQA Test": round(_test(p) - _test(_READERS[-1]), 2)
+                        for p in _PRETRAINED}},
+        source="Table 3, LogiQA Test: BERT (32.08) and RoBERTa (35.31) minus the best reader, Co-Matching (31.10)",
+        null={"diff": _NO_DIFF},
+        null_what="an encoder no better than the reader: 0 with the noise of a paired difference on 651 questions"),
     ClaimSpec(
         "zh-same-level",
         "Results on Chinese LogiQA are on the same level as on English.",
-        "word matching and sliding window differ by less than 5 points between Chinese and English Test",
-        Compare("gaps", "<", 5),
-        paper={"gaps": {r: abs(_published("Table 3", r, "Chinese Test") - _test(r))
-                        for r in ("Word Matching", "Sliding Window")}}),
+        f"TOST: the 90% interval of Chinese minus English Test accuracy of word matching and sliding window lies "
+        f"within ± {_ZH_MARGIN:g}",
+        Equivalent("gaps", 0.0, _ZH_MARGIN,
+                   "§5: 'results on the Chinese dataset are on the same level compared with those on the English "
+                   f"dataset', said of Table 3's rows, whose Chinese − English Test gaps reach {_ZH_MARGIN:g} "
+                   "(BERT: 34.77 vs 32.08)"),
+        paper={"gaps": _ZH_GAPS},
+        source="Table 3, LogiQA Test and Chinese Test columns, every model row",
+        null={"gaps": {"a system 10 points apart": zero_null(_N_TEST, center=10.0, sd=70.0)}},
+        null_what="a system 10 points better in one language, with the noise of two sets of 651 questions",
+        needs="an interval of the Chinese − English accuracy of each rule-based method (the chapter passes |gap| of "
+              "means)"),
     ClaimSpec(
         "ablations-drop",
         "Removing the paragraph, the question or both lowers accuracy (weak dataset bias).",
         "paired 95% interval of full input minus each ablation (same questions) lies above 0; "
         "no verdict if any includes 0",
-        Above("drops"),
-        paper={"drops": {"no paragraph": _FULL - _NO_PARAGRAPH}}),  # the only ablated bar the text quotes
+        Above("drops", 0),
+        paper={"drops": {"Figure 3 (§6.1), full − no paragraph": round(_FULL - _NO_PARAGRAPH, 2)}},
+        # the only ablated bar the text quotes; the no-question and options-only bars are not in it
+        source="Figure 3 as quoted in §6.1: full input 35.31, no paragraph 28.92 (the other bars are not quoted)",
+        null={"drops": {"an ablation that changes nothing": _NO_DIFF}},
+        null_what="an ablation that removes nothing the model uses: 0 with the noise of 651 paired questions"),
     ClaimSpec(
         "paragraph-matters-more",
         "Ablating the question costs less than ablating the paragraph.",
         "paired 95% interval of no-question minus no-paragraph lies above 0 (no verdict if it includes 0)",
-        Above("diff"),
-        # the bar is not quoted; the text puts it between the no-paragraph and full-input bars
-        paper={"diff": (_FULL - _NO_PARAGRAPH) / 2}),
+        Above("diff", 0),
+        paper={"diff": STATED_UP},
+        source="§6.1 'Ablating question causes a relatively smaller performance drop as compared with the "
+               "paragraph'; the no-question bar of Figure 3 is not quoted, so the effect is not sized",
+        sized=False,
+        null={"diff": _NO_DIFF},
+        null_what="two ablations that cost the same: 0 with the noise of 651 paired questions"),
     ClaimSpec(
         "source-only-lower",
         "A model trained only on another dataset is clearly worse on LogiQA.",
         "paired 95% interval of LogiQA-only minus ReClor-only lies above 0 (no verdict if it includes 0)",
-        Above("diff"),
-        paper={"diff": {s: _published("Table 4", "RoBERTa_LogiQA", "Test") - _published("Table 4", row, "Test")
-                        for s, row in _SOURCES.items()}}),
+        Above("diff", 0),
+        paper={"diff": {f"Table 4, RoBERTa_LogiQA − {row}, Test": round(_published("Table 4", "RoBERTa_LogiQA", "Test")
+                                                                       - _published("Table 4", row, "Test"), 2)
+                        for s, row in _SOURCES.items()}},
+        source="Table 4, Test: RoBERTa_LogiQA (35.31) minus RoBERTa_RACE (26.86) and RoBERTa_COSMOS (28.73); our "
+               "source is ReClor, the closest rows are these two",
+        null={"diff": _NO_DIFF},
+        null_what="a source-only model as good as LogiQA-only: 0 with the noise of 651 paired questions"),
     ClaimSpec(
         "transfer-no-gain",
         "Further fine-tuning on LogiQA does not beat training on LogiQA alone.",
-        "the paired 95% interval of ReClor → LogiQA minus LogiQA only does not lie above 0",
-        Compare("diff.low", "<=", 0),
-        paper={"diff": {s: Interval.point(_published("Table 4", f"{row} → LogiQA", "Test")
-                                  - _published("Table 4", "RoBERTa_LogiQA", "Test")) for s, row in _SOURCES.items()}}),
+        f"TOST (no gain): the 90% paired interval of ReClor → LogiQA minus LogiQA only lies below +{_CLOSE:g}",
+        Equivalent("diff", 0.0, _CLOSE, _CLOSE_WHY + "; a gain below it is not 'outperforming'", side="upper"),
+        paper={"diff": {f"Table 4, {row} → LogiQA − RoBERTa_LogiQA, Test":
+                        round(_published("Table 4", f"{row} → LogiQA", "Test")
+                              - _published("Table 4", "RoBERTa_LogiQA", "Test"), 2) for s, row in _SOURCES.items()}},
+        source="Table 4, Test: RoBERTa_RACE → LogiQA (35.07) and RoBERTa_COSMOS → LogiQA (35.11) minus "
+               "RoBERTa_LogiQA (35.31)",
+        null={"diff": {"a transfer that helps": zero_null(_N_TEST, center=8.0, sd=40.0)}},
+        null_what="a transfer that clearly helps: +8 points with the noise of 651 paired questions"),
     ClaimSpec(
         "length-not-negative",
         "Accuracy does not fall as questions get longer.",
-        "the 95% interval of the fine-tuned encoder on the longest bin does not lie below the shortest bin's",
-        Compare("longest.high", ">=", "shortest.low"),
-        paper={"shortest": Interval.point(_published("Table 5", "RoBERTa", TABLE5_BINS[0])),
-               "longest": Interval.point(_published("Table 5", "RoBERTa", TABLE5_BINS[-1]))}),
+        f"TOST (no loss): the 90% interval of the fine-tuned encoder's accuracy on the longest length bin minus the "
+        f"shortest lies above −{_CLOSE:g}",
+        Equivalent("diff", 0.0, _CLOSE, "§6.3: 'the model performances are not negatively associated with the input "
+                                        "size'; " + _CLOSE_WHY + ": a loss smaller than that is not a fall",
+                   side="lower"),
+        paper={"diff": round(_published("Table 5", "RoBERTa", TABLE5_BINS[-1])
+                             - _published("Table 5", "RoBERTa", TABLE5_BINS[0]), 2)},
+        source="Table 5, RoBERTa: (200,+∞) 40.38 minus (0,100] 31.31",
+        null={"diff": zero_null(120, center=-15.0, sd=70.0)},
+        null_what="a model that falls 15 points on long questions, with the noise of two bins of ~60 questions"),
     ClaimSpec(
         "models-overmatch",
         "Every model picks the best-overlap option more often than the gold answers are it.",
         "for each trained system, the paired 95% interval of its overlap ratio minus the gold answers' "
         "lies above 0; no verdict if any includes 0",
-        Above("over"),
-        paper={"over": {r: _published("Table 6", r, "Overlap Ratio") - _GOLD_OVERLAP for r in (*_READERS, *_PRETRAINED)}}),
+        Above("over", 0),
+        paper={"over": {f"Table 6, {r} − Gold-standard, Overlap Ratio":
+                        round(_published("Table 6", r, "Overlap Ratio") - _GOLD_OVERLAP, 2)
+                        for r in (*_READERS, *_PRETRAINED)}},
+        source="Table 6, Overlap Ratio of the three readers, BERT and RoBERTa minus Gold-standard (28.37)",
+        null={"over": {"a guesser": _NO_DIFF}},
+        null_what="a guesser: its overlap ratio is the gold's on average (0) with the noise of 651 paired questions"),
     ClaimSpec(
         "pretrained-least-overlap",
         "The pre-trained model relies least on lexical overlap.",
         "for each reader, the paired 95% interval of its overlap ratio minus the fine-tuned encoder's "
         "lies above 0; no verdict if any includes 0",
-        Above("more"),
-        paper={"more": {r: _published("Table 6", r, "Overlap Ratio") - _ROBERTA_OVERLAP for r in _READERS}}),
+        Above("more", 0),
+        paper={"more": {f"Table 6, {r} − RoBERTa, Overlap Ratio":
+                        round(_published("Table 6", r, "Overlap Ratio") - _ROBERTA_OVERLAP, 2) for r in _READERS}},
+        source="Table 6, Overlap Ratio of the three readers minus RoBERTa (32.08)",
+        null={"more": {"a reader like the encoder": _NO_DIFF}},
+        null_what="readers that overlap as much as the encoder: 0 with the noise of 651 paired questions"),
     ClaimSpec(
         "categorical-easiest",
         "Categorical reasoning is the easiest type; the other four are much harder.",
@@ -226,5 +309,11 @@ CLAIMS = [
         "lies above every other type's (below one: does not hold; overlapping: no verdict)",
         Higher("categorical", "others"),
         paper={"categorical": _TABLE7["categorical"],
-               "others": {t: v for t, v in _TABLE7.items() if t != "categorical"}}),
+               "others": {t: v for t, v in _TABLE7.items() if t != "categorical"}},
+        source="Table 7, RoBERTa by reasoning type",
+        null={"categorical": chance_null(200), "others": {t: chance_null(150) for t in _TABLE7 if t != "categorical"}},
+        null_what="a guesser: 25% on every type, with the noise of ~150-200 questions per type"),
 ]
+
+#: Checks of ours (none: every check of this chapter is one of the paper's claims).
+CHECKS: list = []

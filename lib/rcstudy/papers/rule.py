@@ -5,7 +5,7 @@ not in it, so every other cell of those tables is ``None`` (printed "n/a"). Two 
 are derived from the text (the best model's score plus the stated gap) and say so in ``note``.
 """
 
-from ..claims import AllOf, ClaimSpec, Compare
+from ..claims import STATED_UP, AllOf, Above, Below, ClaimSpec, Equivalent, chance_null, zero_null
 from ..data.reclor import QUESTION_TYPES
 from ..stats import Interval
 from . import Citation, Published, lookup
@@ -108,56 +108,109 @@ TYPE_MIN_SUBQUESTIONS = 30
 #: Claims whose direction the text states without a number: +1 stands for "in the stated direction".
 _STATED = 1.0
 
+#: The quick profile's samples: the encoder answers 300 main questions (~950 subquestions), the
+#: LM 100 (~320 subquestions): the n of the nulls below.
+_N_ENC_SUB, _N_LM_MAIN, _N_LM_SUB = 950, 100, 320
+#: §4.2: the smallest gap the paper calls large: "lower than the human accuracy by large margins
+#: (∆ = 11.2%, 16.9%)". The paper gives no number for its claims of no effect; this bounds them.
+_LARGE = 11.2
+_LARGE_WHY = ("the paper gives no number for these rows; the smallest gap it calls large is 'lower than the human "
+              "accuracy by large margins (∆ = 11.2%, 16.9%)' (§4.2), so a difference within 11.2 points is not a "
+              "large one (a bound from the paper's words, not its own test)")
+_HUMAN_CONSISTENCY = _published(T2, "Human", "Consistency")
+
 CLAIMS = [
     ClaimSpec(
         "eliminative-below-selective",
         "Models answer eliminative subquestions worse than selective ones.",
         "Selective − eliminative SubQ accuracy above 0 for every prompted LM setting (its subquestions pooled; "
         "95% two-group bootstrap interval).",
-        Compare("gaps", ">", 0),  # Selective − Eliminative, per setting
-        # the best Selective (LLaMA 2 70B) and the best Eliminative (Flan-UL2) accuracy of §4.2
-        paper={"gaps": {"best models": _published(T2, "LLaMA 2 70B, five-shot ReClor exemplars", "Selective")
-                        - _published(T2, "Flan-UL2 20B, zero-shot", "Eliminative")}}),
+        Above("gaps", 0),  # Selective − Eliminative, per setting
+        paper={"gaps": {"§4.2 / §6, stated for LLMs": STATED_UP}},
+        source="§6 'LLMs are particularly bad at answering eliminative subquestions'; §4.2 gives the best Selective "
+               "(LLaMA 2 70B, 90.0) and the best Eliminative (Flan-UL2, 59.1) of two different models, no "
+               "same-model pair: not sized",
+        sized=False,
+        null={"gaps": {"a guesser": zero_null(_N_LM_SUB, sd=100.0)}},
+        null_what="an LM that guesses: 0 with the noise of ~320 subquestions split in two groups"),
     ClaimSpec(
-        "consistency-far-below-mainq",
-        "Consistency (main question and all subquestions right) is far below MainQ accuracy.",
-        "Consistency at most half of MainQ accuracy for every fine-tuned model and every prompted setting "
-        "(main questions pooled over seeds and splits; 95% bootstrap interval over main questions).",
-        Compare("excess", "<=", 0),  # Consistency − MainQ / 2, per system
-        # the best consistency of any model against half the best MainQ accuracy (§4.2)
-        paper={"excess": {"best models": _published(T2, "InstructGPT (setting not stated)", "Consistency")
-                          - _published(T2, "LLaMA 2 70B, five-shot ReClor exemplars", "MainQ") / 2}}),
+        "consistency-below-human",
+        "Models' consistency (the main question and all its subquestions right) is far below humans' "
+        "({human:.1f}%; the best model, InstructGPT, {best:.1f}%), although they answer the main questions above "
+        "chance.",
+        "For every fine-tuned model and prompted setting: the 95% bootstrap interval (over main questions, seeds and "
+        "splits pooled) of consistency lies below the paper's human consistency, and that of MainQ accuracy above "
+        "chance (a system at chance is trivially inconsistent).",
+        AllOf((Below("consistency", "human"), Above("mainq", "chance"))),
+        paper={"consistency": {f"{T2}, InstructGPT (best model consistency, §4.2)":
+                               _published(T2, "InstructGPT (setting not stated)", "Consistency")},
+               "mainq": {f"{T2}, LLaMA 2 70B five-shot (best MainQ, §4.2)":
+                         _published(T2, "LLaMA 2 70B, five-shot ReClor exemplars", "MainQ")},
+               "human": _HUMAN_CONSISTENCY, "chance": _CHANCE,
+               "best": _published(T2, "InstructGPT (setting not stated)", "Consistency")},
+        source="§4.2 / Table 2: human consistency 52.9, the best model consistency 18.2 (InstructGPT), the best MainQ "
+               "80.3 (LLaMA 2 70B); chance 25.0",
+        null={"consistency": {"a guesser": zero_null(_N_LM_MAIN, sd=6.0, center=0.4)},
+              "mainq": {"a guesser": chance_null(_N_LM_MAIN)}, "human": _HUMAN_CONSISTENCY, "chance": _CHANCE},
+        null_what="a system that guesses: MainQ 25% and consistency ~0.4% (0.25⁴) on 100 main questions"),
     ClaimSpec(
         "finetuned-subq-near-chance",
         "Fine-tuned models' SubQ accuracy does not significantly exceed chance ({chance:.1f}%).",
-        "The 95% bootstrap interval of every ReClor-trained model's SubQ accuracy reaches down to chance.",
-        Compare("subq.low", "<=", "chance"),
-        # Table 2's fine-tuned rows are not in the text; §4.2 states they do not exceed chance
-        paper={"subq": {"fine-tuned models (§4.2)": Interval.point(_CHANCE)}, "chance": _CHANCE}),
+        f"TOST (no gain): the 90% bootstrap interval of every ReClor-trained model's SubQ accuracy lies below chance "
+        f"+ {_LARGE:g}.",
+        Equivalent("subq", "chance", _LARGE, "§4.2 'does not significantly exceed the chance rate (25.0%)'; "
+                   + _LARGE_WHY, side="upper"),
+        paper={"subq": {"Table 2's fine-tuned rows (not in the text; §4.2: not above chance)": _CHANCE},
+               "chance": _CHANCE},
+        source="§4.2, Table 2's fine-tuned rows, whose numbers are not in the text: not sized",
+        sized=False,
+        null={"subq": {"a model that reads the rationales": Interval(50.0, 46.8, 53.2, 0.95, _N_ENC_SUB)},
+              "chance": _CHANCE},
+        null_what="a fine-tuned model clearly above chance: 50% with the noise of ~950 subquestions"),
     ClaimSpec(
         "none-exemplar-helps",
         "None-answer subquestions are answered better when the prompt has a None-answer exemplar "
         "({with_exemplar:.1f}% vs {without_exemplar:.1f}%).",
-        "Accuracy on None-answer subquestions, batches with vs without such an exemplar.",
-        Compare("with_exemplar", ">", "without_exemplar"),
-        paper={"with_exemplar": _published("§4.2", _NONE_ROW, "with a None-answer exemplar"),
-               "without_exemplar": _published("§4.2", _NONE_ROW, "without")}),
+        "The 95% two-group bootstrap interval of accuracy on None-answer subquestions, batches with minus without "
+        "such an exemplar, lies above 0.",
+        Above("diff", 0),
+        paper={"diff": round(_published("§4.2", _NONE_ROW, "with a None-answer exemplar")
+                             - _published("§4.2", _NONE_ROW, "without"), 2),
+               "with_exemplar": _published("§4.2", _NONE_ROW, "with a None-answer exemplar"),
+               "without_exemplar": _published("§4.2", _NONE_ROW, "without")},
+        source="§4.2, five-shot InstructGPT with RULE exemplars: 40.9% with a None-answer exemplar, 13.7% without "
+               "(the paper adds 'to some extent but not significantly')",
+        null={"diff": zero_null(60, sd=100.0)},
+        null_what="an exemplar that changes nothing: 0 with the noise of ~60 None-answer subquestions in two groups",
+        needs="a two-group bootstrap interval of the with − without accuracy (the chapter passes the two rates)"),
     ClaimSpec(
         "alignment-gap",
         "In rationale alignment, models match rationales to correct options far better than to incorrect "
         "ones ({correct:.1f}% vs {incorrect:.1f}%).",
         "Zero-shot alignment accuracy on correct minus incorrect options above 0 (95% two-group bootstrap "
         "interval).",
-        Compare("gap", ">", 0),
-        paper={"gap": _published("§5", _ALIGN_ROW, "correct options") - _published("§5", _ALIGN_ROW, "incorrect options"),
+        Above("gap", 0),
+        paper={"gap": round(_published("§5", _ALIGN_ROW, "correct options")
+                            - _published("§5", _ALIGN_ROW, "incorrect options"), 2),
                "correct": _published("§5", _ALIGN_ROW, "correct options"),
-               "incorrect": _published("§5", _ALIGN_ROW, "incorrect options")}),
+               "incorrect": _published("§5", _ALIGN_ROW, "incorrect options")},
+        source="§5, InstructGPT five-shot (mean of 5 prompts): 89.7% on correct options, 31.5% on incorrect ones",
+        null={"gap": zero_null(_N_LM_SUB, sd=100.0)},
+        null_what="an aligner that guesses: 0 with the noise of ~320 items in two groups"),
     ClaimSpec(
         "subq-exemplars-no-help-small",
         "In-context subquestion exemplars do not help smaller models (Vicuna 7B and 13B).",
-        "SubQ accuracy with RULE exemplars is not above that with ReClor exemplars (same shots, scoring).",
-        Compare("gain", "<=", 0),  # SubQ with RULE − with ReClor exemplars, per pair of settings
-        paper={"gain": {"Vicuna 7B and 13B (§4.2, no number given)": 0.0}}),
+        f"TOST (no gain): the 90% paired interval of SubQ accuracy with RULE exemplars minus with ReClor exemplars "
+        f"(same shots, scoring) lies below +{_LARGE:g}.",
+        Equivalent("gain", 0.0, _LARGE, "§4.2 'the in-context learning on subquestions is not helpful for smaller "
+                   "models such as Vicuna 7B and 13B'; " + _LARGE_WHY, side="upper"),
+        paper={"gain": {"Vicuna 7B and 13B (§4.2, no number given)": 0.0}},
+        source="§4.2, Vicuna 7B and 13B: the text gives no number (0 stands for 'not helpful'): not sized",
+        sized=False,
+        null={"gain": {"exemplars that help": zero_null(_N_LM_SUB, sd=50.0, center=20.0)}},
+        null_what="exemplars that clearly help: +20 points with the noise of ~320 paired subquestions",
+        needs="a paired bootstrap interval of the RULE − ReClor exemplar SubQ accuracy (the chapter passes a "
+              "difference of two means)"),
     ClaimSpec(
         "rationales-help-main",
         "Appending the selective rationale to a main question improves accuracy; appending the eliminative "
@@ -166,32 +219,45 @@ CLAIMS = [
         "eliminative below it, for every prompted setting (same main questions in every variant; 95% paired "
         "bootstrap intervals).",
         # per setting: + selective − no rationale, and no rationale − the better of the two eliminative variants
-        AllOf((Compare("selective_gain", ">", 0), Compare("eliminative_loss", ">", 0))),
-        # Table 5 is not in the text, only its direction (§5)
-        paper={"selective_gain": {"InstructGPT, five-shot": _STATED},
-               "eliminative_loss": {"InstructGPT, five-shot": _STATED}},
-        sized=False),
-    ClaimSpec(
-        "subquestions-need-context",
-        "Most rationales rest on facts stated in the context (Table 4: {contextual:.0f} of {total:.0f} sampled "
-        "rationales are contextual), so answering the subquestions needs the context (our reading; Appendix M is "
-        "not in the source text).",
-        "SubQ accuracy is lower without the context, for the encoder and every prompted setting run both ways "
-        "(the same subquestions; 95% paired bootstrap intervals).",
-        Compare("drop", ">", 0),  # SubQ with − without the context, per system
-        # our reading of Table 4: most rationales are contextual (Appendix M's numbers are not in the text)
-        paper={"drop": {"most rationales contextual": _published("Table 4", "Contextual", "Total (random)")
-                        - _published("Table 4", "External", "Total (random)")},
-               "contextual": _published("Table 4", "Contextual", "Total (random)"),
-               "total": _published("Table 4", "Total", "Total (random)")},
-        sized=False),  # a count of rationales, not a drop in SubQ accuracy
+        AllOf((Above("selective_gain", 0), Above("eliminative_loss", 0))),
+        paper={"selective_gain": {"InstructGPT, five-shot": STATED_UP},
+               "eliminative_loss": {"InstructGPT, five-shot": STATED_UP}},
+        source="§5 and Table 5 (five-shot InstructGPT); Table 5's numbers are not in the text, only the direction: "
+               "not sized",
+        sized=False,
+        null={"selective_gain": {"a rationale the model ignores": zero_null(_N_LM_MAIN, sd=50.0)},
+              "eliminative_loss": {"a rationale the model ignores": zero_null(_N_LM_MAIN, sd=50.0)}},
+        null_what="an LM that ignores appended text: 0 with the noise of 100 paired main questions"),
     ClaimSpec(
         "no-trend-by-type",
         "Subquestion accuracy shows no remarkable trend across ReClor's question types (Appendix L).",
-        "Chi-square test of independence between the encoder's subquestion correctness (first seed) and the "
-        f"keyword type of the main question (types with under {TYPE_MIN_SUBQUESTIONS} subquestions pooled): "
-        "holds if p ≥ 0.05. An encoder near chance passes it easily.",
-        Compare("p", ">=", 0.05),
-        # Appendix L reports no remarkable trend and no test: p = 1 stands for "no trend at all"
-        paper={"p": 1.0}),
+        f"TOST: the 90% bootstrap interval of the largest departure of a question type's SubQ accuracy from the "
+        f"overall (types with under {TYPE_MIN_SUBQUESTIONS} subquestions pooled) lies below {_LARGE:g} points.",
+        Equivalent("spread", 0.0, _LARGE, "§5 'we do not observe any remarkable trends in the subquestion accuracy "
+                   "(Appendix L)'; " + _LARGE_WHY, side="upper"),
+        paper={"spread": 0.0},
+        source="§5 and Appendix L, which is not in the text: no number (0 stands for 'no trend'): not sized",
+        sized=False,
+        null={"spread": zero_null(_N_ENC_SUB, sd=150.0, center=25.0)},
+        null_what="a model 25 points better on one type than overall, with the noise of a type's ~100 subquestions",
+        needs="a bootstrap interval of the largest |type − overall| SubQ accuracy (the chapter computes a "
+              "chi-square p, which is absence of evidence, not evidence of no trend)"),
+]
+
+#: Checks of ours: readings of the paper that it does not state as results.
+CHECKS = [
+    ClaimSpec(
+        "subquestions-need-context",
+        "Our reading of Table 4 ({contextual:.0f} of {total:.0f} sampled rationales rest on the context): answering "
+        "the subquestions needs the context. The paper states no result for it (Appendix M is not in the text).",
+        "SubQ accuracy is lower without the context, for the encoder and every prompted setting run both ways "
+        "(the same subquestions; 95% paired bootstrap intervals).",
+        Above("drop", 0),  # SubQ with − without the context, per system
+        paper={"drop": {"our reading of Table 4": STATED_UP},
+               "contextual": _published("Table 4", "Contextual", "Total (random)"),
+               "total": _published("Table 4", "Total", "Total (random)")},
+        source="Table 4 (a count of rationales, not a drop in accuracy): not sized",
+        sized=False,
+        null={"drop": {"a model that ignores the context": zero_null(_N_ENC_SUB, sd=50.0)}},
+        null_what="a model that ignores the context: 0 with the noise of ~950 paired subquestions"),
 ]
