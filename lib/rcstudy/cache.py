@@ -9,15 +9,24 @@ Entries are typed files that cannot run code when read (:mod:`rcstudy.serialize`
 stored as NumPy arrays plus a JSON description of its structure (``<key>.npz``), trained weights
 as safetensors (:func:`save_weights`, :func:`load_weights`), so a cache can be shared between
 processes, users and machines. A value the format cannot hold is refused with a ``TypeError``
-when it is written. An entry that does not decode (truncated, corrupt, written by something
-else, a pickle left by an older version) is never used: a :class:`CacheWarning` names it and
-the result is computed again and overwrites it.
+when it is written. Each entry carries a SHA-256 checksum of its content bound to its file name
+(the fingerprint of its key), verified when it is read. An entry that is not a regular file (a
+named pipe, a device: refused without blocking), does not decode (truncated, corrupt, written by
+something else, a pickle left by an older version, one that would expand beyond the bounds of
+:mod:`rcstudy.serialize`) or whose checksum does not match (altered after it was written, another
+key's entry copied in) is never used: a :class:`CacheWarning` names it and the result is computed
+again and overwrites it. Each warning is also appended, as one line, to the file that
+:data:`WARNINGS_LOG_ENV` names (the runner shows them on its terminal: a kernel's stderr goes into
+the notebook, whose rendered page leaves it out), or, without one, written to the terminal of a
+run whose progress goes there (``RCSTUDY_PROGRESS=terminal``).
 
 Every write is atomic (temporary file in the same folder, then ``os.replace``): a reader sees
 the old file or the new one, never half of one, so an interrupted run never leaves a
 half-written entry, and processes that compute the same entry at once each write a complete
-one (the last replaces the others; they hold the same result). ``rcstudy run --refresh``
-(``RCSTUDY_REFRESH=1``) ignores existing entries and overwrites them.
+one (the last replaces the others; they hold the same result). Files are created with the
+permissions the umask allows (0644 under the usual 022; 0664 under 002, for a cache shared by a
+group), like any file the user creates. ``rcstudy run --refresh`` (``RCSTUDY_REFRESH=1``)
+ignores existing entries and overwrites them.
 """
 
 from __future__ import annotations
@@ -27,7 +36,8 @@ import hashlib
 import inspect
 import json
 import os
-import tempfile
+import secrets
+import sys
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -61,11 +71,26 @@ def fingerprint(obj: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
+def _create_temporary(folder: Path, name: str) -> tuple[int, Path]:
+    """A new file beside ``name`` in ``folder``, opened for writing, with the permissions the umask
+    allows (the kernel applies it to mode 0666, as for any file the user creates; ``mkstemp``'s 0600
+    would keep the other users of a shared cache out)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(100):
+        tmp = folder / f".{name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name for {name} in {folder}")
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see either the old or the new file, never half."""
+    """Write ``data`` to ``path`` so that readers see either the old or the new file, never half;
+    the file's permissions are those the umask allows."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _create_temporary(path.parent, path.name)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -73,7 +98,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
@@ -202,9 +227,80 @@ class CacheWarning(UserWarning):
     """An unreadable cache entry, which is recomputed (or retrained) and overwritten."""
 
 
+#: A file to which every cache warning is appended as one line (the runner sets it and shows the
+#: lines on its terminal; a cluster's workers inherit it): a warning in a notebook's kernel goes
+#: to the notebook's stderr only, which the rendered page leaves out.
+WARNINGS_LOG_ENV = "RCSTUDY_WARNINGS_LOG"
+MAX_LINE = 4000
+
+
+def _append_line(path: Path, line: str) -> None:
+    """Append one line with a single write (whole lines, even from several processes at once); a
+    named pipe without a reader in its place fails at once rather than blocking."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        os.write(fd, (line + "\n").encode("utf-8", "replace"))
+    finally:
+        os.close(fd)
+
+
+def tell_user(message: str) -> None:
+    """Show ``message`` to the person running the book, not only in the notebook: as a line of the
+    log :data:`WARNINGS_LOG_ENV` names, else (no log, or it cannot be written) on the terminal of a
+    run whose progress goes there (``RCSTUDY_PROGRESS=terminal``), which a kernel's ``sys.__stderr__``
+    reaches. A process whose warnings reach its stderr already (a worker, a script) gets no copy."""
+    from .settings import PROGRESS_ENV
+
+    line = " ".join(message.split())[:MAX_LINE]
+    log = os.environ.get(WARNINGS_LOG_ENV)
+    if log:
+        try:
+            _append_line(Path(log), line)
+            return
+        except OSError:
+            pass
+    terminal = sys.__stderr__
+    if os.environ.get(PROGRESS_ENV) == "terminal" and terminal is not None and terminal is not sys.stderr:
+        try:
+            print(f"CacheWarning: {line}", file=terminal, flush=True)
+        except (OSError, ValueError):
+            pass
+
+
 def warn_unreadable(path: Path, reason: str, stacklevel: int = 2) -> None:
     """Say that the entry at ``path`` is not used, and why; the caller recomputes and overwrites it."""
-    warnings.warn(f"cache entry {path} is unreadable ({reason}): recomputing", CacheWarning, stacklevel=stacklevel + 1)
+    message = f"cache entry {path} is unreadable ({reason}): recomputing"
+    tell_user(message)
+    warnings.warn(message, CacheWarning, stacklevel=stacklevel + 1)
+
+
+class WarningsLog:
+    """The cache warnings of a run, for its terminal: creating one starts an empty log at ``path``
+    and names it in :data:`WARNINGS_LOG_ENV`, which the run's kernels and workers inherit;
+    :meth:`show` prints the lines added since it last did."""
+
+    def __init__(self, path: Path):
+        self.path, self.offset = Path(path), 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.unlink(missing_ok=True)
+        os.environ[WARNINGS_LOG_ENV] = str(self.path)
+
+    def new_lines(self) -> list[str]:
+        """The whole lines appended since the last call."""
+        try:
+            with serialize.open_regular(self.path) as f:
+                f.seek(self.offset)
+                text = f.read(1 << 20)
+        except (OSError, serialize.DecodeError):
+            return []
+        text = text[:text.rfind(b"\n") + 1]
+        self.offset += len(text)
+        return text.decode("utf-8", "replace").splitlines()
+
+    def show(self, file=None) -> None:
+        """Print the new lines (on stderr by default), each marked as a warning."""
+        for line in self.new_lines():
+            print(f"  \N{WARNING SIGN} {line}", file=file or sys.stderr, flush=True)
 
 
 #: What :func:`read_entry` returns for an absent or unreadable entry.
@@ -220,7 +316,7 @@ def _read(path: Path, loads: Callable[[Path], Any], legacy_suffix: str) -> Any:
             warn_unreadable(legacy, "pickled files of older versions are never loaded", 4)
         return MISSING
     try:
-        return loads(path)
+        return loads(path)  # only a regular file, bounded, its checksum bound to its name verified
     except serialize.DecodeError as e:
         warn_unreadable(path, str(e), 4)
     except OSError as e:  # vanished or unreadable between the check and the read
@@ -236,7 +332,7 @@ def read_entry(path: Path) -> Any:
 def write_entry(path: Path, value: Any, entry: str = "") -> None:
     """Store ``value`` at ``path`` atomically (``TypeError`` naming ``entry`` if the format cannot hold it)."""
     path = Path(path)
-    atomic_write_bytes(path, serialize.dumps(value, entry or path.parent.name))
+    atomic_write_bytes(path, serialize.dumps(value, entry or path.parent.name, binding=path.name))
     path.with_suffix(".pkl").unlink(missing_ok=True)  # the older version's entry, now replaced
 
 
@@ -250,7 +346,7 @@ def load_weights(path: Path) -> Any | None:
 def save_weights(path: Path, state: Any, entry: str = "") -> None:
     """Store a state (dicts of tensors, optimiser states, losses, flags) atomically as safetensors."""
     path = Path(path)
-    atomic_write_bytes(path, serialize.dumps_tensors(state, entry or path.parent.name))
+    atomic_write_bytes(path, serialize.dumps_tensors(state, entry or path.parent.name, binding=path.name))
     path.with_suffix(".pt").unlink(missing_ok=True)  # the older version's pickled checkpoint
 
 

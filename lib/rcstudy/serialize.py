@@ -24,19 +24,34 @@ requires that the name denote a dataclass defined there, and builds it with its 
 nothing else. Any file that does not decode to exactly such a value (truncated, corrupt, written
 by something else, naming a class outside ``rcstudy``, an array of another dtype or shape than
 its description) raises :class:`DecodeError`.
+
+Every file carries a SHA-256 checksum of its content (the zip's comment; a metadata field of the
+safetensors file), computed when it is written over the document, every array and a *binding*:
+the file's name when written to or read from a path (a cache entry's name is the fingerprint of
+its key), so an entry that was altered after it was written, or copied in under another key, no
+longer matches and is refused (:class:`DecodeError`), as is a file without one. Reading is
+bounded: a path is opened only if it is a regular file (a named pipe or a device is refused
+without blocking or reading it, :func:`open_regular`), a zip member may declare at most
+:data:`MAX_EXPANSION` times its compressed size and is read with a bounded reader, and the JSON
+document, the safetensors header and the whole file have size limits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
+import hmac
 import importlib
 import io
 import json
 import math
+import os
+import stat
 import sys
 import zipfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, BinaryIO, Callable, Iterable
 
 import numpy as np
 
@@ -45,6 +60,21 @@ FORMAT = "rcstudy-typed/1"
 PACKAGE = "rcstudy"
 _STRUCTURE = "structure.json"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+#: Where the content checksum is kept: the zip's comment (after this prefix), a safetensors metadata key.
+_ZIP_CHECKSUM = b"rcstudy-sha256:"
+_TENSORS_CHECKSUM = "rcstudy-sha256"
+
+#: A zip member may declare an uncompressed size of at most this many times its compressed size
+#: (plus :data:`EXPANSION_SLACK`): this library writes its members uncompressed, so anything more
+#: is a foreign file, and one built to expand (1 MB that inflates to 1 GiB) is refused unread.
+MAX_EXPANSION = 16
+EXPANSION_SLACK = 1 << 16
+#: The largest file read as an entry, the largest uncompressed content of a zip entry, the largest
+#: JSON document (an entry's structure, a safetensors header).
+MAX_FILE_BYTES = 1 << 36
+MAX_CONTENT_BYTES = 1 << 36
+MAX_JSON_BYTES = 1 << 29
+MAX_TENSORS_HEADER_BYTES = 100_000_000  # safetensors' own limit
 
 
 class DecodeError(ValueError):
@@ -268,6 +298,135 @@ def decode(doc: Any, get: Callable[[str], Any], *, tensors: bool = False) -> Any
         raise DecodeError(f"{type(e).__name__}: {e}") from None
 
 
+# --- files, bounds and checksums ---------------------------------------------------------
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return kind
+    return f"file type {stat.S_IFMT(mode):o}"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading, if it is a regular file (links followed): anything else (a named
+    pipe, a device, a socket, a directory) raises :class:`DecodeError` without being read, and a
+    named pipe never blocks the open (it is checked before, and opened non-blocking, then checked
+    again on the open file, so a file swapped in between is caught too)."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise DecodeError(f"not a regular file ({_file_kind(st.st_mode)})")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise DecodeError(f"not a regular file ({_file_kind(st.st_mode)})")
+        if st.st_size > MAX_FILE_BYTES:
+            raise DecodeError(f"{st.st_size} bytes, more than the {MAX_FILE_BYTES} an entry may have")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_regular(path: Path) -> bytes:
+    with open_regular(path) as f:
+        return f.read(os.fstat(f.fileno()).st_size)
+
+
+def _field(h, data: bytes) -> None:
+    h.update(len(data).to_bytes(8, "little"))
+    h.update(data)
+
+
+def zip_checksum(members: Iterable[tuple[str, bytes]], binding: str = "") -> str:
+    """The checksum of a results file: SHA-256 over the binding and each member's name and the
+    SHA-256 of its bytes, in order (``members``: ``(name, sha256 digest)`` pairs)."""
+    h = hashlib.sha256(b"rcstudy-entry\0")
+    _field(h, binding.encode())
+    for name, digest in members:
+        _field(h, name.encode())
+        _field(h, digest)
+    return h.hexdigest()
+
+
+def _tensor_bytes(tensor):
+    """A tensor's bytes (CPU, contiguous) as a NumPy ``uint8`` view, without a copy."""
+    import torch
+
+    return tensor.detach().reshape(-1).view(torch.uint8).numpy()
+
+
+def tensors_checksum(document: str, tensors: dict, binding: str = "") -> str:
+    """The checksum of a weights file: SHA-256 over the binding, the document and every tensor's
+    name, dtype, shape and bytes (by name)."""
+    h = hashlib.sha256(b"rcstudy-weights\0")
+    _field(h, binding.encode())
+    _field(h, document.encode())
+    for name in sorted(tensors):
+        t = tensors[name]
+        _field(h, name.encode())
+        _field(h, f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}".encode())
+        _field(h, hashlib.sha256(_tensor_bytes(t)).digest())
+    return h.hexdigest()
+
+
+def _stored_zip_checksum(comment: bytes) -> str:
+    if not comment.startswith(_ZIP_CHECKSUM):
+        raise DecodeError("no content checksum (written by an older version or by something else)")
+    return comment[len(_ZIP_CHECKSUM):].decode("ascii", "replace")
+
+
+def _checked(expected: str, actual: str) -> None:
+    if not hmac.compare_digest(expected.encode(), actual.encode()):
+        raise DecodeError("content checksum mismatch: altered after it was written, or another key's entry")
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes, never more than its declared size (the CRC is checked at its end)."""
+    with zf.open(info) as src:
+        data = src.read(info.file_size + 1)
+        if src.read(1):
+            raise DecodeError(f"member {info.filename!r} is longer than it declares")
+    if len(data) != info.file_size:
+        raise DecodeError(f"member {info.filename!r} holds {len(data)} bytes, not the {info.file_size} it declares")
+    return data
+
+
+def _zip_members(zf: zipfile.ZipFile) -> dict[str, bytes]:
+    """Every member's bytes, once their declared sizes passed the bounds (checked before reading any)."""
+    infos = zf.infolist()
+    if len({i.filename for i in infos}) != len(infos):
+        raise DecodeError("duplicate member names")
+    total = 0
+    for info in infos:
+        if info.file_size > info.compress_size * MAX_EXPANSION + EXPANSION_SLACK:
+            raise DecodeError(f"member {info.filename!r} declares {info.file_size} bytes from {info.compress_size} "
+                              f"compressed (more than {MAX_EXPANSION}x): refused unread")
+        total += info.file_size
+    if total > MAX_CONTENT_BYTES:
+        raise DecodeError(f"members declare {total} bytes, more than the {MAX_CONTENT_BYTES} an entry may hold")
+    structure = zf.getinfo(_STRUCTURE)
+    if structure.file_size > MAX_JSON_BYTES:
+        raise DecodeError(f"{_STRUCTURE} declares {structure.file_size} bytes, more than {MAX_JSON_BYTES}")
+    return {info.filename: _read_member(zf, info) for info in infos}
+
+
+class _Hashing(io.RawIOBase):
+    """A writable stream that passes everything to ``target`` and hashes it on the way."""
+
+    def __init__(self, target):
+        self.target, self.hash = target, hashlib.sha256()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        self.hash.update(b)
+        return self.target.write(b)
+
+
 # --- containers -----------------------------------------------------------------------------
 
 def _member(name: str) -> zipfile.ZipInfo:
@@ -276,56 +435,84 @@ def _member(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def dumps(value: Any, entry: str = "value") -> bytes:
-    """``value`` as a zip of NumPy arrays and a JSON document; :class:`TypeError` if it holds an unsupported type."""
+def dumps(value: Any, entry: str = "value", *, binding: str = "") -> bytes:
+    """``value`` as a zip of NumPy arrays and a JSON document, sealed with its checksum (bound to
+    ``binding``: the name of the file it goes to); :class:`TypeError` if it holds an unsupported type."""
     doc, arrays = encode(value, entry)
     buf = io.BytesIO()
+    digests = []
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
-        zf.writestr(_member(_STRUCTURE), json.dumps(doc, allow_nan=False, separators=(",", ":")))
+        text = json.dumps(doc, allow_nan=False, separators=(",", ":")).encode()
+        zf.writestr(_member(_STRUCTURE), text)
+        digests.append((_STRUCTURE, hashlib.sha256(text).digest()))
         for ref, arr in arrays.items():
             with zf.open(_member(f"{ref}.npy"), "w", force_zip64=True) as f:
-                np.lib.format.write_array(f, arr, allow_pickle=False)
+                hashing = _Hashing(f)
+                np.lib.format.write_array(hashing, arr, allow_pickle=False)
+            digests.append((f"{ref}.npy", hashing.hash.digest()))
+        zf.comment = _ZIP_CHECKSUM + zip_checksum(digests, binding).encode()
     return buf.getvalue()
 
 
-def loads(data: bytes | Path) -> Any:
-    """The value :func:`dumps` wrote (bytes, or a file's path); :class:`DecodeError` for anything else."""
+def _binding(data: Any, binding: str | None) -> str:
+    return binding if binding is not None else "" if isinstance(data, (bytes, bytearray)) else Path(data).name
+
+
+def loads(data: bytes | Path, *, binding: str | None = None) -> Any:
+    """The value :func:`dumps` wrote (bytes, or a file's path: a regular file, whose name is the
+    binding unless ``binding`` is given); :class:`DecodeError` for anything else, a file whose
+    checksum does not match included."""
     try:
-        with zipfile.ZipFile(io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else Path(data)) as zf:
-            doc = json.loads(zf.read(_STRUCTURE))
+        bound = _binding(data, binding)
+        with contextlib.ExitStack() as stack:
+            source = (io.BytesIO(data) if isinstance(data, (bytes, bytearray))
+                      else stack.enter_context(open_regular(Path(data))))
+            with zipfile.ZipFile(source) as zf:
+                expected = _stored_zip_checksum(zf.comment)
+                members = _zip_members(zf)
+        _checked(expected, zip_checksum(((n, hashlib.sha256(b).digest()) for n, b in members.items()), bound))
+        doc = json.loads(members[_STRUCTURE])
 
-            def get(ref: str) -> np.ndarray:
-                if type(ref) is not str or not ref.isdigit():
-                    raise DecodeError(f"malformed array reference {ref!r}")
-                return np.lib.format.read_array(io.BytesIO(zf.read(f"{ref}.npy")), allow_pickle=False)
+        def get(ref: str) -> np.ndarray:
+            if type(ref) is not str or not ref.isdigit() or f"{ref}.npy" not in members:
+                raise DecodeError(f"malformed or missing array reference {ref!r}")
+            return np.lib.format.read_array(io.BytesIO(members[f"{ref}.npy"]), allow_pickle=False)
 
-            return decode(doc, get)
+        return decode(doc, get)
     except DecodeError:
         raise
     except Exception as e:  # a bad zip, a truncated member, bad JSON, a pickled array, ...
         raise DecodeError(f"{type(e).__name__}: {e}") from None
 
 
-def dumps_tensors(value: Any, entry: str = "weights") -> bytes:
+def dumps_tensors(value: Any, entry: str = "weights", *, binding: str = "") -> bytes:
     """``value`` (state dicts, optimiser states, numbers, ...) as a safetensors file whose metadata
-    holds the document."""
+    holds the document and the checksum (bound to ``binding``, as for :func:`dumps`)."""
     from safetensors.torch import save
 
     doc, tensors = encode(value, entry, tensors=True)
-    return save(tensors, metadata={"rcstudy": json.dumps(doc, allow_nan=False, separators=(",", ":"))})
+    text = json.dumps(doc, allow_nan=False, separators=(",", ":"))
+    return save(tensors, metadata={"rcstudy": text, _TENSORS_CHECKSUM: tensors_checksum(text, tensors, binding)})
 
 
-def loads_tensors(data: bytes | Path) -> Any:
-    """The value :func:`dumps_tensors` wrote (bytes, or a file's path), tensors on the CPU;
-    :class:`DecodeError` for anything else."""
+def loads_tensors(data: bytes | Path, *, binding: str | None = None) -> Any:
+    """The value :func:`dumps_tensors` wrote (bytes, or a regular file's path, bound as for
+    :func:`loads`), tensors on the CPU; :class:`DecodeError` for anything else."""
     try:
         from safetensors.torch import load
 
-        data = data if isinstance(data, (bytes, bytearray)) else Path(data).read_bytes()
+        bound = _binding(data, binding)
+        data = bytes(data) if isinstance(data, (bytes, bytearray)) else _read_regular(Path(data))
         size = int.from_bytes(data[:8], "little")
-        header = json.loads(data[8:8 + size])
-        doc = json.loads(header["__metadata__"]["rcstudy"])
-        tensors = load(bytes(data))
+        if len(data) < 8 or size > min(len(data) - 8, MAX_TENSORS_HEADER_BYTES):
+            raise DecodeError(f"a header of {size} bytes in a file of {len(data)}")
+        metadata = json.loads(data[8:8 + size])["__metadata__"]
+        text, expected = metadata["rcstudy"], metadata.get(_TENSORS_CHECKSUM)
+        if type(text) is not str or type(expected) is not str:
+            raise DecodeError("no document or no content checksum (written by an older version or by something else)")
+        tensors = load(data)
+        _checked(expected, tensors_checksum(text, tensors, bound))
+        doc = json.loads(text)
 
         def get(ref: str):
             if ref not in tensors:
