@@ -80,25 +80,6 @@ def hub_models(params: dict) -> list[str]:
 
 
 def profiles_table() -> pd.DataFrame:
-def scorecard_counts(card: pd.DataFrame) -> pd.DataFrame:
-    """Per chapter, how many claims got each verdict (every kind a column, in
-    :data:`rcstudy.claims.VERDICT_ORDER`), with the items needed of the underpowered ones, and a total row."""
-    counts = pd.crosstab(card["chapter"], pd.Categorical(card["kind"], categories=list(VERDICT_ORDER)), dropna=False)
-    counts = counts.reindex(columns=list(VERDICT_ORDER), fill_value=0)
-    counts = counts.reindex([c for c in dict.fromkeys(card["chapter"])])
-    counts.columns = list(VERDICT_ORDER)
-    under = card[card["kind"] == "underpowered"]
-    need = under.groupby("chapter")["n needed"].apply(
-        lambda s: ", ".join(f"{int(v):,}" if pd.notna(v) else "none suffices" for v in s))
-    counts["underpowered: n needed"] = need.reindex(counts.index).fillna("")
-    counts["claims"] = counts[list(VERDICT_ORDER)].sum(axis=1)
-    total = {**{v: int(counts[v].sum()) for v in VERDICT_ORDER}, "underpowered: n needed": "",
-             "claims": int(counts["claims"].sum())}
-    counts.loc["all chapters"] = total
-    counts.index.name = "chapter"
-    return counts
-
-
     """For every chapter that names models, the models of each profile."""
     rows = {}
     for chapter in toc_chapters():
@@ -123,6 +104,25 @@ def scorecard(published: Path, scope: str = CLAIM) -> pd.DataFrame:
                       "verdict": c.verdict, "kind": c.kind}
                      for c in claims_from_notebook(nb) if c.scope == scope]
     return pd.DataFrame(rows, columns=SCORECARD_COLUMNS).astype({"power": float, "n needed": "Int64"}).round({"power": 2})
+
+
+def scorecard_counts(card: pd.DataFrame) -> pd.DataFrame:
+    """Per chapter, how many claims got each verdict (every kind a column, in
+    :data:`rcstudy.claims.VERDICT_ORDER`), with the items needed of the underpowered ones, and a total row."""
+    counts = pd.crosstab(card["chapter"], pd.Categorical(card["kind"], categories=list(VERDICT_ORDER)), dropna=False)
+    counts = counts.reindex(columns=list(VERDICT_ORDER), fill_value=0)
+    counts = counts.reindex([c for c in dict.fromkeys(card["chapter"])])
+    counts.columns = list(VERDICT_ORDER)
+    under = card[card["kind"] == "underpowered"]
+    need = under.groupby("chapter")["n needed"].apply(
+        lambda s: ", ".join(f"{int(v):,}" if pd.notna(v) else "none suffices" for v in s))
+    counts["underpowered: n needed"] = need.reindex(counts.index).fillna("")
+    counts["claims"] = counts[list(VERDICT_ORDER)].sum(axis=1)
+    total = {**{v: int(counts[v].sum()) for v in VERDICT_ORDER}, "underpowered: n needed": "",
+             "claims": int(counts["claims"].sum())}
+    counts.loc["all chapters"] = total
+    counts.index.name = "chapter"
+    return counts
 
 
 #: The scorecard's columns: the power calculation is :class:`rcstudy.claims.Power`.
