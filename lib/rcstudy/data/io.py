@@ -294,7 +294,7 @@ class SplitOverlap:
                 continue
             o_split, o_path, o_ident, o_line, o_catalogued = others[0]
             there = f"{Path(o_path).name}{f':{o_line}' if o_line is not None else ''} (item {o_ident})"
-            problem = f"the same {what} as {there} in the {o_split} split: leakage between splits"
+            problem = f"the same {what} as {there}: leakage between splits"
             if catalogued and o_catalogued:
                 raise DataFormatError(path, problem, line=line, item=item)
             self.uncatalogued.setdefault(Path(path), []).append(str(DataFormatError(path, problem, line=line,

@@ -472,7 +472,7 @@ def type_flags(value, path: Path, where: dict) -> dict:
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         try:
             flags = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             flags = None
     if not isinstance(flags, dict):
         raise DataFormatError(path, f"field 'type' should be a dict of reasoning-type flags, got {value!r:.80}", **where)

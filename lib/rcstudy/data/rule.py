@@ -419,7 +419,7 @@ def _checked_batches(path: Path, where: str, shots: int, name: str, pr: dict) ->
             got = pr[field][b]
             # the release's 1shot/cot_step_complex gives 5 rationales per 1-shot batch: the first is used
             if not isinstance(got, list) or len(got) < shots or (len(got) != shots and field != "rationales"):
-                size = f"{len(got)} exemplars" if isinstance(got, list) else f"a {type(got).__name__}"
+                size = f"{len(got)} exemplars" if isinstance(got, list) else f"no list ({type(got).__name__})"
                 raise DataFormatError(path, f"batch {b} has {size}, expected {shots}" if field == "context" else
                                       f"{field!r} of batch {b} has {size}, expected {shots}", item=where)
         if not isinstance(pr["prompt"][b], str):
