@@ -3,6 +3,8 @@ and the text matching (deduplication, type-label proxy) between the two releases
 
 from __future__ import annotations
 
+import json
+
 import shutil
 from pathlib import Path
 
@@ -94,6 +96,46 @@ def test_malformed_txt_names_file_and_line(name, line, words):
     assert f"{name}:{line}:" in str(err.value) and words in str(err.value)
 
 
+@pytest.mark.parametrize("name, where, words", [
+    ("zero_width_option.txt", ":14: ", "option B has a label but no text"),
+    ("repeated_option.txt", ":10 (item block 1): ", "option C repeats option A"),
+])
+def test_invisible_and_repeated_options_are_refused(name, where, words):
+    with pytest.raises(DataFormatError) as err:
+        lq.parse_logiqa_txt(BAD / name, split="test", lang="en")
+    assert str(err.value).startswith(f"{BAD / name}{where}") and words in str(err.value), str(err.value)
+
+
+def test_the_release_s_repeated_options_are_declared_block_by_block(tmp_path):
+    lines = (BAD / "repeated_option.txt").read_text(encoding="utf-8").split("\n")
+    path = tmp_path / "Eval.txt"
+    path.write_text("\n".join(lines[:8] * 0 + lines), encoding="utf-8")
+    with pytest.raises(DataFormatError, match="option C repeats option A"):
+        lq.parse_logiqa_txt(path, split="eval", lang="en")  # block 1 of Eval.txt is not one of them
+    assert lq.REPEATED_OPTIONS == {("eval", 163): 3, ("eval", 204): 3, ("eval", 236): 3, ("eval", 564): 3}
+
+
+def test_a_question_in_two_splits_is_refused_naming_both(tmp_path, monkeypatch):
+    shutil.copytree(DATA / "logiqa", tmp_path / "logiqa")
+    eval_lines = (DATA / "logiqa" / "Eval.txt").read_text(encoding="utf-8").split("\n")
+    test = tmp_path / "logiqa" / "Test.txt"
+    test.write_text("\n".join(eval_lines[8:16] + test.read_text(encoding="utf-8").split("\n")), encoding="utf-8")
+    monkeypatch.setenv("RCSTUDY_DATA", str(tmp_path))
+    with pytest.raises(DataFormatError) as err:
+        lq.load_logiqa("test")
+    assert str(err.value) == (f"{test}:2 (item block 0): the same question (context, question and options) as "
+                              f"Eval.txt:10 (item block 1): leakage between splits")
+    assert len(lq.load_logiqa("test", "zh")) == len(lq.load_logiqa("test", "zh", source="folder"))  # not compared with English
+
+
+def test_a_stray_file_in_the_folder_is_named(tmp_path, monkeypatch):
+    shutil.copytree(DATA / "logiqa", tmp_path / "logiqa")
+    (tmp_path / "logiqa" / "Dev.txt").write_text("")
+    monkeypatch.setenv("RCSTUDY_DATA", str(tmp_path))
+    with pytest.raises(DataFormatError, match=r"logiqa/Dev.txt: the file is not one of the logiqa release's files"):
+        lq.load_logiqa("eval")
+
+
 def test_not_utf8_is_reported():
     with pytest.raises(DataFormatError, match="latin1.txt:3: not UTF-8"):
         lq.parse_logiqa_txt(BAD / "latin1.txt", split="eval", lang="en")
@@ -122,6 +164,9 @@ def test_logiqa2_fields_types_and_labels():
     ("answer_out_of_range.txt", 2, "not an option index"),
     ("unknown_type.txt", 1, "unknown reasoning type"),
     ("missing_question.txt", 2, "missing field 'question'"),
+    ("duplicate_id.txt", 2, "duplicate id 101 (first at line 1)"),
+    ("invisible_question.txt", 2, "the question is empty (only invisible characters"),
+    ("deeply_nested_type.txt", 2, "invalid JSON: values nested too deeply to read"),
 ])
 def test_malformed_logiqa2_names_file_and_line(name, line, words):
     with pytest.raises(DataFormatError) as err:
@@ -230,3 +275,30 @@ def test_malformed_logiqa2_records_are_refused(tmp_path, edit, where, problem):
     with pytest.raises(DataFormatError) as e:
         lq.parse_logiqa2_jsonl(path, split="dev")
     assert str(e.value).startswith(f"{path}{where}") and problem in str(e.value), str(e.value)
+
+
+def _logiqa2_folder(tmp_path, monkeypatch, edit):
+    shutil.copytree(DATA / "logiqa2", tmp_path / "logiqa2")
+    path = tmp_path / "logiqa2" / "test.txt"
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    dev = [json.loads(x) for x in (DATA / "logiqa2" / "dev.txt").read_text().splitlines() if x.strip()]
+    edit(rows, dev)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("RCSTUDY_DATA", str(tmp_path))
+    return path
+
+
+def test_logiqa2_question_or_id_in_two_files_is_refused(tmp_path, monkeypatch):
+    path = _logiqa2_folder(tmp_path, monkeypatch, lambda rows, dev: rows.append({**dev[1], "id": 4242}))
+    with pytest.raises(DataFormatError, match=r"dev.txt:2 \(item 102\): the same question \(context, question and "
+                                              r"options\) as test.txt:\d+ \(item 4242\): leakage between splits$"):
+        lq.load_logiqa2("dev")
+    path = _logiqa2_folder(tmp_path / "b", monkeypatch, lambda rows, dev: rows[0].__setitem__("id", dev[0]["id"]))
+    with pytest.raises(DataFormatError, match=rf"{path}:1 \(item 101\): the same id as dev.txt:1 \(item 101\)"):
+        lq.load_logiqa2("test")
+
+
+def test_logiqa2_the_release_s_own_repeats_are_declared():
+    groups = lq.LOGIQA2_KNOWN_REPEATS
+    assert len(groups) == 142 + 15 and frozenset({("dev", 9335), ("test", 8083), ("ood_test", 17)}) in groups
+    assert lq.LOGIQA2_DUPLICATE_IDS == {"dev": {10882, 10973}, "test": {10906, 10948, 10591, 10571}}

@@ -119,6 +119,11 @@ def test_empty_split_file_is_refused(tmp_path, content):
     ("duplicate_id.json", " (item val_0)", "duplicate id_string 'val_0' (first at position 0)"),
     ("syntax_error.json", ":3", "invalid JSON"),
     ("bad_question_type.json", " (item test_0)", "question type 17"),
+    ("label_arabic_indic_digit.jsonl", ":2 (item val_1)", "label '٣' is neither an option index 0-3 nor a letter A-D"),
+    ("label_superscript_digit.jsonl", ":2 (item val_1)", "label '²' is neither an option index 0-3 nor a letter A-D"),
+    ("zero_width_option.jsonl", ":2 (item val_1)", "the answer 2 (C) is empty ('\\u200b': only whitespace or invisible"),
+    ("empty_context.jsonl", ":2 (item val_1)", "the context is empty"),
+    ("identical_options.jsonl", ":2 (item val_1)", "answer 1 (B) repeats answer 0 (A)"),
 ])
 def test_malformed_files_name_file_location_and_problem(name, where, problem):
     path = BAD / name
@@ -168,3 +173,59 @@ def test_leaderboard_array_orders_by_test_number(tmp_path, fixture_data):
         reclor.leaderboard_array(test[1:], pred[1:])
     with pytest.raises(ValueError, match="option indices"):
         reclor.leaderboard_array(test, pred + 2)
+
+
+def _reclor_copy(tmp_path, monkeypatch, split, edit):
+    folder = tmp_path / "reclor"
+    shutil.copytree(DATA / "reclor", folder, dirs_exist_ok=True)
+    rows = json.loads((folder / f"{split}.json").read_text())
+    edit(rows, folder)
+    (folder / f"{split}.json").write_text(json.dumps(rows))
+    monkeypatch.setenv("RCSTUDY_DATA", str(tmp_path))
+    return folder
+
+
+def test_a_question_in_two_splits_is_refused_naming_both(tmp_path, monkeypatch):
+    def copy_val_item(rows, folder):  # a val question copied into train under a new id
+        rows.append({**json.loads((folder / "val.json").read_text())[2], "id_string": "train_777"})
+    folder = _reclor_copy(tmp_path, monkeypatch, "train", copy_val_item)
+    with pytest.raises(DataFormatError) as e:
+        reclor.load_all()
+    assert str(e.value) == (f"{folder / 'val.json'} (item val_2): the same question (context, question and options) "
+                            f"as train.json (item train_777): leakage between splits")
+    assert "\n" not in str(e.value)
+
+
+def test_an_id_in_two_splits_is_refused_naming_both(tmp_path, monkeypatch):
+    folder = _reclor_copy(tmp_path, monkeypatch, "test", lambda rows, folder: rows[1].__setitem__("id_string", "val_0"))
+    with pytest.raises(DataFormatError, match=r"test.json \(item val_0\): the same id as val.json \(item val_0\): "
+                                              r"leakage between splits$"):
+        reclor.load_all()
+
+
+def test_the_release_s_own_repeats_are_declared():
+    assert {frozenset(g) for g in reclor.KNOWN_REPEATS} >= {frozenset({("train", "train_983"), ("test", "test_405")})}
+    assert all(len(g) == 2 and {s for s, _ in g} == {"train", "test"} for g in reclor.KNOWN_REPEATS)
+
+
+def test_a_declared_repeat_loads_and_an_undeclared_one_does_not(tmp_path, monkeypatch):
+    def repeat(rows, folder, test_id):
+        train = json.loads((folder / "train.json").read_text())
+        train[0]["id_string"] = "train_983"
+        (folder / "train.json").write_text(json.dumps(train))
+        rows[0].update({k: train[0][k] for k in ("context", "question", "answers")}, id_string=test_id)
+    _reclor_copy(tmp_path, monkeypatch, "test", lambda rows, folder: repeat(rows, folder, "test_405"))
+    assert len(reclor.load_all()["test"]) == 8  # the release's own: kept
+    _reclor_copy(tmp_path, monkeypatch, "test", lambda rows, folder: repeat(rows, folder, "test_406"))
+    with pytest.raises(DataFormatError, match=r"test.json \(item test_406\): the same question .* as train.json "
+                                              r"\(item train_983\)"):
+        reclor.load_all()
+
+
+def test_a_stray_file_in_the_folder_is_named(tmp_path, monkeypatch):
+    folder = _reclor_copy(tmp_path, monkeypatch, "val", lambda rows, folder: None)
+    (folder / "README.md").write_text("the release's documentation is allowed")
+    (folder / "val_extra.json").write_text("[]")
+    with pytest.raises(DataFormatError) as e:
+        reclor.load_split("val")
+    assert e.value.path == folder / "val_extra.json" and "not one of the reclor release's files" in str(e.value)
