@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+import re
 from typing import Literal
 
 import pytest
 
 from rcstudy import config
 from rcstudy.config import ChapterConfig, ConfigError, param, section
+from rcstudy.notebook import chapter_config
 
 
 @dataclass(frozen=True)
@@ -22,7 +24,7 @@ class Encoder:
 @dataclass(frozen=True)
 class Toy(ChapterConfig):
     chapter = "toy"
-    seeds: tuple[int, ...] = param((0, 1), "seeds")
+    seeds: tuple[int, ...] = param((0, 1), "seeds", ge=0)
     aggregation: Literal["per_split_mean", "pooled"] = param("per_split_mean", "how splits combine")
     max_length: dict[str, int] = param(factory=lambda: {"A": 64, "CQA": 256}, help="tokens per input")
     encoder: Encoder = section(Encoder, "the encoder")
@@ -110,7 +112,108 @@ def test_from_notebook_checks_data_like_the_runner(chapters, monkeypatch, tmp_pa
     """Without the runner (plain papermill), the config cell checks the declared datasets itself."""
     monkeypatch.delenv("RCSTUDY_PREFLIGHT_DONE", raising=False)
     monkeypatch.setattr(Toy, "datasets", ("reclor",), raising=False)
-    with pytest.raises(ConfigError, match="^reclor: missing data file .*set profile = \"smoke\""):
-        Toy.from_notebook({"profile": "quick", "data": str(tmp_path)})
+    with pytest.raises(ConfigError, match="^reclor: missing data file .*profile = \"smoke\" in the parameters cell, "
+                                          "or papermill -p profile smoke"):
+        chapter_config(Toy, {"profile": "quick", "data": str(tmp_path)})
     monkeypatch.setenv("RCSTUDY_PREFLIGHT_DONE", "1")
-    assert Toy.from_notebook({"profile": "quick", "data": str(tmp_path)}) == Toy.load("quick")
+    assert chapter_config(Toy, {"profile": "quick", "data": str(tmp_path)}) == Toy.load("quick")
+
+
+# --- parameters are data ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, refused", [
+    ("{train_steps: !!binary aW1wb3J0IG9z}", "the YAML tag !!binary is not allowed"),
+    ("!!python/object/apply:os.system [echo hi]", "!!python/object/apply:os.system is not allowed"),
+    ("!!set {a, b}", "!!set is not allowed"),
+    ("[&a [1, 2], *a]", "anchors"),
+    ("*a", "aliases"),
+])
+def test_yaml_values_are_plain_data(text, refused):
+    with pytest.raises(ConfigError, match=re.escape(refused)):
+        config.parse_yaml(text, "parameter 'x'")
+
+
+def test_a_date_stays_text():
+    assert config.parse_yaml("2024-01-01", "parameter 'x'") == "2024-01-01"
+
+
+def test_an_alias_bomb_is_refused_at_once_in_one_short_line():
+    bomb = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    with pytest.raises(ConfigError) as e:
+        config.parse_yaml(bomb, "parameter 'run_settings'")
+    assert "\n" not in str(e.value) and len(str(e.value)) < 300
+    with pytest.raises(ConfigError, match="at most 10,000"):
+        config.parse_yaml("[" + "1," * 6000 + "1]", "parameter 'seeds'")
+
+
+@pytest.mark.parametrize("override, message", [
+    ({"seeds": [-1]}, "parameter 'seeds[0]' expects a number >= 0, got -1"),
+    ({"encoder.epochs": 0}, "parameter 'encoder.epochs' expects a number > 0, got 0"),
+    ({"encoder.lr": float("nan")}, "parameter 'encoder.lr' expects a finite number, got nan"),
+    ({"encoder.lr": float("inf")}, "parameter 'encoder.lr' expects a finite number, got inf"),
+    ({"encoder.lr": -1e-5}, "parameter 'encoder.lr' expects a number > 0"),
+    ({"max_length": {"A": -5}}, "parameter 'max_length.A' expects a number > 0, got -5"),
+    ({"encoder.train_questions": 0}, "parameter 'encoder.train_questions' expects a number > 0, got 0"),
+])
+def test_numbers_out_of_their_declared_range_are_refused_before_anything_runs(chapters, override, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Toy.load("quick", override)
+
+
+def test_an_error_quotes_at_most_eighty_characters_of_a_value(chapters):
+    with pytest.raises(ConfigError) as e:
+        Toy.load("quick", {"encoder.epochs": "x" * 5000})
+    assert len(str(e.value)) < 200 and "\n" not in str(e.value)
+
+
+def test_every_chapter_configuration_has_a_closed_schema():
+    """No field of any chapter's configuration is Any, a bare list or dict, or another class:
+    every value that reaches a notebook is plain data that papermill writes as a literal."""
+    import types
+    import typing
+    from dataclasses import fields, is_dataclass
+
+    from rcstudy.chapters import config_class, toc_chapters
+
+    def closed(tp, where):
+        origin, args = typing.get_origin(tp), typing.get_args(tp)
+        if tp in (bool, int, float, str, type(None)) or origin is Literal:
+            return
+        if is_dataclass(tp):
+            hints = typing.get_type_hints(tp)
+            for f in fields(tp):
+                closed(hints[f.name], f"{where}.{f.name}")
+            return
+        assert origin in (typing.Union, types.UnionType, tuple, list, dict) and args, f"{where}: {tp!r}"
+        for a in args:
+            if a is not Ellipsis:
+                closed(a, where)
+
+    for chapter in toc_chapters():
+        cls = config_class(chapter)
+        if cls is not None:
+            closed(cls, chapter)
+    with pytest.raises(TypeError, match="not supported"):
+        config.coerce({"a": 1}, dict, "x")
+
+
+def test_the_runner_injects_only_literals_and_refuses_repeats_and_nulls():
+    from rcstudy import run
+
+    with pytest.raises(ConfigError, match="given twice"):
+        run.parse_overrides(["seeds=[1]", "seeds=[2]"])
+    with pytest.raises(ConfigError, match="expects a directory"):
+        run.load_params("reclor", "smoke", run.parse_overrides(["data=null"]))
+    with pytest.raises(ConfigError, match="'run_preset' = null cannot reach the notebook"):
+        run.load_params("benchmarks", "smoke", {"run_preset": None})
+    params = run.load_params("benchmarks", "smoke", run.parse_overrides(["run_settings={train_steps: 2}"]))
+    assert params["run_settings"]["train_steps"] == 2
+    with pytest.raises(ConfigError, match="run_settings.train_steps' expects a number > 0"):
+        run.load_params("benchmarks", "smoke", {"run_settings": {"train_steps": -1}})
+    with pytest.raises(ConfigError, match=r"run_stages\[0\]' expects one of train, quality"):
+        run.load_params("benchmarks", "smoke", {"run_stages": ["trian"]})
+    with pytest.raises(ConfigError, match="unknown parameter 'run_settings.train_stpes'"):
+        run.load_params("benchmarks", "smoke", {"run_settings": {"train_stpes": 1}})
+    with pytest.raises(ConfigError, match="holds a bytes"):
+        config.literal({"a": b"import os"}, "run_settings")

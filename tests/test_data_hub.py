@@ -11,7 +11,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from rcstudy.data import hub, logiqa, reclor, record
+from rcstudy.data import dataset_dict, hub, logiqa, reclor, record
 from rcstudy.data.registry import DATASETS
 from rcstudy.errors import DataFormatError, DatasetUnavailable
 
@@ -290,12 +290,12 @@ def test_sources_are_checked_by_name():
                                                   ("record", record_copy, "eval")])
 def test_dataset_dict_has_the_declared_features_from_either_source(tmp_path, dataset, copy, split):
     kind = "cloze" if dataset == "record" else "mc"
-    folder = hub.as_dataset_dict(dataset)
-    copied = hub.as_dataset_dict(dataset, source=str(copy(tmp_path / dataset)))
+    folder = dataset_dict.as_dataset_dict(dataset)
+    copied = dataset_dict.as_dataset_dict(dataset, source=str(copy(tmp_path / dataset)))
     for dd in (folder, copied):
-        assert all(ds.features == hub.features(kind) for ds in dd.values())
+        assert all(ds.features == dataset_dict.features(kind) for ds in dd.values())
     assert copied[split].to_list() == (folder[split].to_list() if dataset != "record" else
-                                       hub.as_dataset_dict(dataset, source=str(tmp_path / dataset))[split].to_list())
+                                       dataset_dict.as_dataset_dict(dataset, source=str(tmp_path / dataset))[split].to_list())
 
 
 def test_every_dataset_is_a_dataset_dict_from_its_folder():
@@ -303,27 +303,27 @@ def test_every_dataset_is_a_dataset_dict_from_its_folder():
              "rule": {"mc", "subquestion"}, "metalogic": {"metagraph"}}
     assert set(kinds) == set(DATASETS)
     for name, expected in kinds.items():
-        dd = hub.as_dataset_dict(name)
+        dd = dataset_dict.as_dataset_dict(name)
         assert dd and all(len(ds) for ds in dd.values())
-        assert {kind for kind in hub.KINDS for ds in dd.values() if ds.features == hub.features(kind)} == expected
-    rule = hub.as_dataset_dict("rule")
+        assert {kind for kind in dataset_dict.KINDS for ds in dd.values() if ds.features == dataset_dict.features(kind)} == expected
+    rule = dataset_dict.as_dataset_dict("rule")
     mains = set(rule["main"]["id"])
     assert all(row["main_id"] in mains and 0 <= row["main_option"] < 4 for row in rule["sub"])
-    graph = hub.as_dataset_dict("metalogic")["dev"][0]
+    graph = dataset_dict.as_dataset_dict("metalogic")["dev"][0]
     assert graph["proof"] and [n["sid"] for n in graph["nodes"]][0] == "sent1"
     with pytest.raises(DatasetUnavailable, match="metalogic has no public Hub copy"):
-        hub.as_dataset_dict("metalogic", source="hub")
+        dataset_dict.as_dataset_dict("metalogic", source="hub")
 
 
 def test_dataset_dict_round_trips_through_pandas():
-    dd = hub.as_dataset_dict("reclor")
+    dd = dataset_dict.as_dataset_dict("reclor")
     assert set(dd) == {"train", "val", "test"}
     test = dd["test"].to_pandas()
     items = reclor.load_split("test")
     assert list(test["id"]) == [it.id for it in items] and set(test["label"]) == {-1}
     val = dd["val"].to_pandas()
     assert [list(o) for o in val["options"]] == [list(it.options) for it in reclor.load_split("val")]
-    assert datasets.Dataset.from_pandas(val, features=hub.features("mc"), preserve_index=False).to_list() \
+    assert datasets.Dataset.from_pandas(val, features=dataset_dict.features("mc"), preserve_index=False).to_list() \
         == dd["val"].to_list()
 
 

@@ -14,7 +14,7 @@ from rcstudy.baselines import metalogic_rules as rules
 from rcstudy.data import metalogic as ml
 from rcstudy.experiments import metalogic as ex
 from rcstudy.metrics import metalogic as mm
-from rcstudy.models import metagraph as gen
+from rcstudy.baselines import metagraph as gen
 from rcstudy.models import seq2seq
 from rcstudy.prompts import metalogic as prompts
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 import transformers
 
-from rcstudy import run
+from rcstudy import chapters, run
 from rcstudy.data.records import MCItem
 from rcstudy.errors import ModelUnavailable
 from rcstudy.models import loading, mc, registry, replicas
@@ -63,7 +63,7 @@ REAL_CLASSES = {
 def replica_root(tmp_path_factory):
     """Every replica the tests and the full profiles need, built once (a few seconds)."""
     root = tmp_path_factory.mktemp("replicas")
-    names = set(REAL) | {m for c in CHAPTERS for m in replicas.full_profile_hub_models(c)}
+    names = set(REAL) | {m for c in CHAPTERS for m in chapters.full_profile_hub_models(c)}
     replicas.build_replicas(root, sorted(names), replicas.fixture_texts(FIXTURES / "data"))
     return root
 
@@ -130,19 +130,19 @@ def _dotted(values: dict, prefix: str = ""):
 def test_replica_overrides_change_sizes_and_offline_models_only(chapter):
     """Modes, methods, folds, prompt settings and Hub models of the full profile stay as they are; an
     offline model becomes its tiny twin."""
-    from rcstudy.config import as_dict, config_class, nest
+    from rcstudy.config import as_dict, nest
 
-    overrides = dict(_dotted(nest(replicas.replica_overrides(chapter))))
-    sizes = {name for name, _ in _dotted(nest(replicas.REPLICA_SIZES[chapter]))}
+    overrides = dict(_dotted(nest(chapters.replica_overrides(chapter))))
+    sizes = {name for name, _ in _dotted(chapters.replica_sizes(chapter))}
     assert not {n.rsplit(".", 1)[-1] for n in sizes} & {
         "model", "models", "main_models", "mode", "option_only_mode", "methods", "folds", "settings", "ablations",
         "optimizer", "shots"}
-    cls = config_class(chapter)
+    cls = chapters.config_class(chapter)
     full = dict(_dotted(as_dict(cls.load("full"))))
-    replica = dict(_dotted(as_dict(cls.load("full", replicas.replica_overrides(chapter)))))
+    replica = dict(_dotted(as_dict(cls.load("full", chapters.replica_overrides(chapter)))))
     for name in {k for k in full if full[k] != replica[k]} - sizes:
-        assert replica[name] == replicas.OFFLINE_REPLICAS[full[name]], name
-    offline = {k for k, v in full.items() if isinstance(v, str) and v in replicas.OFFLINE_REPLICAS}
+        assert replica[name] == chapters.OFFLINE_REPLICAS[full[name]], name
+    offline = {k for k, v in full.items() if isinstance(v, str) and v in chapters.OFFLINE_REPLICAS}
     assert set(overrides) - sizes <= offline
 
 
@@ -222,7 +222,7 @@ def restored_environment():
 def test_replica_run_of_the_full_profile(chapter, replica_root, book_root, restored_environment):
     os.environ.update(RCSTUDY_DATA=str(FIXTURES / "data"), RCSTUDY_CACHE=str(book_root / "cache"),
                       RCSTUDY_REPLICAS=str(replica_root), RCSTUDY_PROGRESS="off")
-    [result] = run.run_chapters([chapter], "full", replicas.replica_overrides(chapter), root=book_root)
+    [result] = run.run_chapters([chapter], "full", chapters.replica_overrides(chapter), root=book_root)
     assert result.ok, result.message
     nb = json.loads((book_root / "book" / f"{chapter}.ipynb").read_text())
     assert nb["metadata"]["papermill"]["parameters"]["profile"] == "full"

@@ -74,22 +74,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__
+from .bench_presets import DEFAULT_STAGES, PRESETS, STAGE_KEYS, STAGES, BenchConfig, config_from
 from .settings import PROJECT_ROOT, book_root
 
-STAGES = ("train", "quality", "score", "curves", "precision", "book")
-#: The keys of a results record that each stage writes.
-STAGE_KEYS = {"train": ("training", "flops"), "quality": ("quality",), "score": ("scoring",), "curves": ("curves",),
-              "precision": ("precision",), "book": ("book",)}
-#: What each preset runs unless ``--stages`` says otherwise. The tiny preset (the tests, the smoke
-#: book) leaves out the precision stage: it repeats the training and scoring of the others.
-DEFAULT_STAGES = {"cpu": ("train", "quality", "score", "curves", "precision"),
-                  "gpu": ("train", "quality", "score", "curves", "precision"),
-                  "tiny": ("train", "quality", "score", "curves")}
 #: The precisions the precision stage compares, the reference first.
 PRECISIONS = ("fp32", "bf16")
 RESULTS_DIR = PROJECT_ROOT / "benchmarks" / "results"
@@ -103,67 +95,6 @@ TARGETS = {
     "cold_build_s": 3600.0,
     "warm_build_s": 120.0,
 }
-
-
-@dataclass(frozen=True)
-class BenchConfig:
-    mc_model: str = "minilm-l6"
-    train_steps: int = 100
-    batch_size: int = 8  # questions per optimiser step
-    eval_batch_size: int = 32
-    max_length: int = 256
-    lr: float = 2e-5
-    seed: int = 0
-    eval_items: int | None = None  # ReClor val questions to score (None: all 500)
-    quality_fields: str = "A"  # what the quality stage's models read: the options alone, which they learn from
-    quality_questions: int | None = None  # ReClor train questions of the quality stage (None: all not held out)
-    # train questions held out of the quality stage's training and scored with val: on 500 items
-    # alone, runs that agree on 9 in 10 get a 90% paired interval of ±2.2 to ±2.4 points, which
-    # reaches past a ±3 margin whenever the two differ by a point; on 1,500 about ±1.3
-    quality_holdout: int = 1000
-    quality_epochs: float = 3
-    equivalence_margin: float = 3.0  # points: the TOST margin of the quality stage
-    lm_model: str = "smollm2-135m"
-    lm_items: int | None = None  # LogiQA test questions of the scoring stage (None: all 651)
-    precision_lm_items: int | None = 100  # ... of the precision stage, which scores them twice
-    record_items: int | None = 50  # ReCoRD eval queries of the scoring stage's record task (None: all)
-    lm_batch_size: int = 8  # sequences per forward pass, the same for both scorers
-    peak_size: int = 2048  # n of the n×n matmuls that measure the peak
-    peak_reps: int = 5
-    curve_sizes: tuple = (16, 32, 64, 128)  # questions (items) of each point of the cost curves
-    curve_lengths: tuple = (128, 256, 512)  # tokens per (context, option) of the length curve
-    curve_length_questions: int = 32  # questions of each point of the length curve
-    book_profile: str = "quick"
-    book_cold: bool = False  # also measure a cold build (an hour on 2 cores) instead of reading it
-    book_edited: str = "reclor"  # the chapter whose text the warm rebuild treats as edited
-
-
-PRESETS = {
-    # a quiet 2-core CPU machine: about 1.5 hours for every stage but the book (78 min on 2026-11-27)
-    "cpu": BenchConfig(),
-    # one GPU: one epoch of ReClor train at 32 questions a step, all of LogiQA test; the quality
-    # stage takes as many steps as the cpu preset's (3 epochs at 8 questions a step: at 32 and 2
-    # epochs neither run learned on an H200, final losses 1.32 and 1.31)
-    "gpu": BenchConfig(train_steps=144, batch_size=32, eval_batch_size=64, quality_epochs=12, lm_items=None,
-                       lm_batch_size=32, record_items=None, curve_sizes=(80, 160, 320, 640),
-                       curve_length_questions=128, peak_size=8192, peak_reps=10),
-    # the tests and the smoke profile: tiny random models, a handful of items
-    "tiny": BenchConfig(mc_model="tiny-bert", train_steps=2, batch_size=2, eval_batch_size=4, eval_items=4,
-                        quality_questions=4, quality_holdout=2, quality_epochs=1, lm_model="tiny-llama", lm_items=3,
-                        record_items=2, precision_lm_items=3, lm_batch_size=4, peak_size=128, peak_reps=2,
-                        curve_sizes=(2, 4), curve_lengths=(16, 32), curve_length_questions=2),
-}
-
-
-def config_from(preset: str, overrides: dict | None = None) -> BenchConfig:
-    """A preset with ``overrides`` (``{"train_steps": 20}``) applied; unknown keys are an error."""
-    if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    names = {f.name for f in fields(BenchConfig)}
-    unknown = sorted(set(overrides or {}) - names)
-    if unknown:
-        raise ValueError(f"unknown benchmark setting(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-    return replace(PRESETS[preset], **(overrides or {}))
 
 
 def _log(message: str) -> None:

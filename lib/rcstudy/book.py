@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .config import ConfigError
+from .chapters import config_class, model_names
+from .config import ConfigError, as_dict
 from .data.registry import DATASETS, dataset_dir
 from .models.registry import OFFLINE_MODELS, TINY_MODELS
 from .claims import VERDICT_ORDER
@@ -43,40 +44,13 @@ def models_table() -> pd.DataFrame:
 
 def chapter_parameters(chapter: str, profile: str) -> dict | None:
     """A chapter's parameters in a profile, as nested mappings (None: the chapter has no such profile)."""
-    from .config import config_class
-
     try:
         cls = config_class(chapter)
         if cls is None:
             return load_params(chapter, profile)
-        from .config import as_dict
-
         return as_dict(cls.load(profile))
     except ConfigError:
         return None
-
-
-def model_names(params: dict) -> list[str]:
-    """Every model the parameters name, each once: values under a key containing "model", at any
-    depth (a mapping under such a key names its keys)."""
-    names: list = []
-
-    def walk(node):
-        for key, value in node.items():
-            if "model" in key:
-                names.extend(value if isinstance(value, (list, tuple, dict)) else [value])
-            elif isinstance(value, dict):
-                walk(value)
-    walk(params)
-    return list(dict.fromkeys(n for n in names if isinstance(n, str)))
-
-
-def hub_models(params: dict) -> list[str]:
-    """The models a profile downloads: neither offline, tiny, nor trained from scratch (ReClor's baselines)."""
-    from .experiments.reclor import SCRATCH
-
-    local = {*OFFLINE_MODELS, *TINY_MODELS, *SCRATCH}
-    return [m for m in model_names(params) if m not in local]
 
 
 def profiles_table() -> pd.DataFrame:

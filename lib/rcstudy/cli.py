@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def show_params(chapter: str, profile: str | None) -> int:
     """Print a chapter's parameters as a table."""
-    from .config import config_class
+    from .chapters import config_class
 
     if chapter not in run.toc_chapters():
         return error(f"unknown chapter {chapter!r}; see `rcstudy chapters`")

@@ -11,24 +11,34 @@ the expected type and the closest valid name, before anything runs.
 
 Typed fields accept: ``bool``, ``int``, ``float`` (an int too; YAML 1.1 reads ``1e-5`` as text,
 which is taken as a number), ``str``, ``Literal[...]``, ``X | None``, ``tuple[X, ...]`` (from a
-list), ``dict[str, X]`` (merged key by key) and nested sections (merged field by field).
+list), ``dict[str, X]`` (merged key by key) and nested sections (merged field by field). The
+schema is closed: there is no ``Any``, so every value that reaches a notebook is a plain literal
+(text, a number, a truth value, none, or lists and mappings of them) that papermill writes as a
+Python literal. Numbers are finite and positive unless a field declares another range
+(``param(..., ge=0)``, ``gt=0``, ``le=1``), checked for every number it holds before anything runs.
+
+Parameters are data. YAML text (profile files, ``-p name=value``, papermill's text values) is
+read by :func:`parse_yaml`: plain scalars, lists and mappings only; tags (``!!binary``,
+``!!python/...``, ``!!set``), anchors and aliases are refused, and so is a value longer than
+:data:`MAX_VALUE_CHARS`. An error message quotes at most :data:`SHOWN_CHARS` characters of a value.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import keyword
+import math
 import os
 import re
 import types
 import typing
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Mapping
 
 import yaml
 
-from .errors import closest, did_you_mean
+from .errors import ConfigError, closest, did_you_mean
+from .schema import POSITIVE, Range, param, section  # noqa: F401 (a chapter's Config declares its fields with these)
 from .settings import PROJECT_ROOT, chapters_dir
 
 PROFILES = ("smoke", "quick", "full")
@@ -40,22 +50,63 @@ CHECKED_ENV = "RCSTUDY_PREFLIGHT_DONE"
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
-class ConfigError(ValueError):
-    """A parameter problem, said in one line."""
+#: The longest text a parameter value may be (YAML or a string), and how much of one an error quotes.
+MAX_VALUE_CHARS, SHOWN_CHARS = 10_000, 80
 
 
-def param(default: Any = MISSING, help: str = "", *, factory: Any = MISSING):
-    """A config field with a one-line description (shown by ``rcstudy params``)."""
-    if isinstance(default, (list, dict, set)):
-        raise TypeError("use factory= (or a tuple) for a mutable default")
-    if is_dataclass(default) and not isinstance(default, type):
-        factory, default = (lambda d=default: d), MISSING
-    return field(default=default, default_factory=factory, metadata={"help": help})
+def shown(value: Any) -> str:
+    """A value as an error quotes it: its ``repr``, cut to :data:`SHOWN_CHARS` characters."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…"
 
 
-def section(cls: type, help: str = ""):
-    """A nested section whose defaults are its class's."""
-    return field(default_factory=cls, metadata={"help": help})
+# --- YAML: plain data only -------------------------------------------------------------------
+
+class _DataLoader(yaml.SafeLoader):
+    """YAML's safe loader, narrowed to data a parameter can hold: no tags, anchors or aliases (an
+    alias can expand a short text into gigabytes), no dates (text stays text)."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.YAMLError("aliases (*name) are not allowed in a parameter value")
+        event = self.peek_event()
+        if getattr(event, "anchor", None) is not None:
+            raise yaml.YAMLError("anchors (&name) are not allowed in a parameter value")
+        return super().compose_node(parent, index)
+
+    def construct_object(self, node, deep=False):
+        if node.tag not in _PLAIN_TAGS:
+            raise yaml.YAMLError(f"the YAML tag {node.tag.replace('tag:yaml.org,2002:', '!!')} is not allowed "
+                                 "(parameters are plain text, numbers, true/false, null, lists and mappings)")
+        return super().construct_object(node, deep)
+
+
+_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "str", "seq", "map")}
+
+
+def parse_yaml(text: str, where: str, *, file: bool = False) -> Any:
+    """``text`` read as plain YAML data (:class:`_DataLoader`); :class:`ConfigError` naming ``where``
+    (a parameter, or with ``file`` a file and the line) otherwise. A text over
+    :data:`MAX_VALUE_CHARS` is refused before it is parsed."""
+    if len(text) > MAX_VALUE_CHARS and not file:
+        raise ConfigError(f"{where}: the value is {len(text):,} characters long (at most {MAX_VALUE_CHARS:,})")
+    try:
+        return yaml.load(text, Loader=_DataLoader)  # noqa: S506 (a narrowed SafeLoader)
+    except yaml.YAMLError as e:
+        problem = getattr(e, "problem", None) or str(e)
+        if file:
+            mark = getattr(e, "problem_mark", None)
+            raise ConfigError(f"{where}" + (f":{mark.line + 1}" if mark else "") + f": not valid YAML ({problem})") from None
+        raise ConfigError(f"{where}: {shown(text)} is not valid YAML ({problem})") from None
+
+
+def read_yaml(path: Path) -> Any:
+    """A YAML file of parameters (a profile, a replica run), read as :func:`parse_yaml` reads text."""
+    return parse_yaml(Path(path).read_text(), str(path), file=True)
 
 
 # --- types ---------------------------------------------------------------------------------
@@ -93,9 +144,9 @@ def coerce(value: Any, tp, where: str) -> Any:
         if not isinstance(value, str):
             raise
         try:
-            parsed = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise ConfigError(f"parameter {where!r} expects {type_name(tp)}, got {value!r} (not valid YAML)") from None
+            parsed = parse_yaml(value, f"parameter {where!r}")
+        except ConfigError:
+            raise ConfigError(f"parameter {where!r} expects {type_name(tp)}, got {shown(value)} (not valid YAML)") from None
         if isinstance(parsed, str):
             raise
         return _coerce(parsed, tp, where)
@@ -105,10 +156,8 @@ def _coerce(value: Any, tp, where: str) -> Any:
     origin, args = typing.get_origin(tp), typing.get_args(tp)
 
     def wrong():
-        return ConfigError(f"parameter {where!r} expects {type_name(tp)}, got {value!r}")
+        return ConfigError(f"parameter {where!r} expects {type_name(tp)}, got {shown(value)}")
 
-    if tp is Any:
-        return value
     if tp is type(None):
         if value is None:
             return None
@@ -123,7 +172,7 @@ def _coerce(value: Any, tp, where: str) -> Any:
     if origin is Literal:
         if value in args:
             return value
-        raise ConfigError(f"parameter {where!r} expects one of {', '.join(map(str, args))}, got {value!r}"
+        raise ConfigError(f"parameter {where!r} expects one of {', '.join(map(str, args))}, got {shown(value)}"
                           + did_you_mean(closest(value, args)))
     if tp is bool:
         if isinstance(value, bool):
@@ -146,17 +195,18 @@ def _coerce(value: Any, tp, where: str) -> Any:
         raise wrong()
     if tp is str:
         if isinstance(value, str):
+            if len(value) > MAX_VALUE_CHARS:
+                raise ConfigError(f"parameter {where!r}: the text is {len(value):,} characters long (at most {MAX_VALUE_CHARS:,})")
             return value
         raise wrong()
-    if origin in (tuple, list):
+    if origin in (tuple, list) and args:
         if not isinstance(value, (list, tuple)):
             raise wrong()
-        item = args[0] if args else Any
-        return tuple(coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value))
-    if origin in (dict, Mapping) or tp in (dict, Mapping):
+        return tuple(coerce(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
+    if origin in (dict, Mapping) and args:
         if not isinstance(value, Mapping):
             raise wrong()
-        kt, vt = args if args else (Any, Any)
+        kt, vt = args
         return {coerce(k, kt, where): coerce(v, vt, f"{where}.{k}") for k, v in value.items()}
     if is_dataclass(tp):
         if isinstance(value, tp):
@@ -164,18 +214,37 @@ def _coerce(value: Any, tp, where: str) -> Any:
         if not isinstance(value, Mapping):
             raise wrong()
         return build(tp, value, where)
+    # Any, bare list or dict, other classes: a closed schema declares what a value holds
     raise TypeError(f"{where}: config fields of type {tp!r} are not supported")
+
+
+def check_range(value: Any, rng: Range, where: str) -> None:
+    """Every number ``value`` holds (itself, a list's items, a mapping's values) lies in ``rng``."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    if isinstance(value, (int, float)):
+        problem = rng.problem(value)
+        if problem:
+            raise ConfigError(f"parameter {where!r} expects {problem}, got {shown(value)}")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            check_range(v, rng, f"{where}[{i}]")
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            check_range(v, rng, f"{where}.{k}")
 
 
 def build(cls: type, values: Mapping[str, Any], where: str = "") -> Any:
     """An instance of the dataclass ``cls`` from a (partial) mapping; missing fields keep defaults."""
     hints = _hints(cls)
-    known = [f.name for f in fields(cls)]
+    known = {f.name: f for f in fields(cls)}
     kwargs = {}
     for name, value in values.items():
         if name not in known:
             raise unknown_name(f"{where}.{name}" if where else name, cls, where)
-        kwargs[name] = coerce(value, hints[name], f"{where}.{name}" if where else name)
+        dotted = f"{where}.{name}" if where else name
+        kwargs[name] = coerce(value, hints[name], dotted)
+        check_range(kwargs[name], known[name].metadata.get("range", POSITIVE), dotted)
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as e:  # __post_init__ checks and missing required fields
@@ -212,7 +281,31 @@ def check_name(key: Any) -> str:
     """A parameter name is letters, digits and ``_``, dotted for sections, and never a keyword:
     text that is anything else (``import os; ...``) is refused here, before it can go anywhere."""
     if not isinstance(key, str) or not NAME.fullmatch(key) or any(keyword.iskeyword(p) for p in key.split(".")):
-        raise ConfigError(f"parameter name {key!r} is not a name (letters, digits and _, dotted for sections)")
+        raise ConfigError(f"parameter name {shown(key)} is not a name (letters, digits and _, dotted for sections)")
+    return key
+
+
+def literal(value: Any, where: str) -> Any:
+    """``value`` if it is plain data that papermill writes as a Python literal: text, a finite
+    number, a truth value, None, and lists and mappings (with text keys) of them; else
+    :class:`ConfigError`. What a runner injects into a notebook passes through here."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ConfigError(f"parameter {where!r} expects a finite number, got {shown(value)}")
+        return value
+    if isinstance(value, (list, tuple)):
+        return [literal(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, Mapping):
+        return {_text_key(k, where): literal(v, f"{where}.{k}") for k, v in value.items()}
+    raise ConfigError(f"parameter {where!r} holds a {type(value).__name__}, which is not a parameter value "
+                      "(text, numbers, true/false, null, lists and mappings)")
+
+
+def _text_key(key: Any, where: str) -> str:
+    if not isinstance(key, str):
+        raise ConfigError(f"parameter {where!r} has a key {shown(key)} that is not text")
     return key
 
 
@@ -279,11 +372,7 @@ def read_profile(chapter: str, profile: str, params_dir: Path | None = None) -> 
     path = profile_path(chapter, profile, params_dir)
     if not path.is_file():
         raise ConfigError(f"chapter {chapter!r} has no parameters for profile {profile!r}: {path}")
-    try:
-        values = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(f"{path}" + (f":{mark.line + 1}" if mark else "") + f": not valid YAML ({getattr(e, 'problem', e)})") from None
+    values = read_yaml(path) or {}
     if not isinstance(values, dict):
         raise ConfigError(f"{path}: expected a mapping of parameters, got {type(values).__name__}")
     if values.get("profile", profile) != profile:
@@ -322,12 +411,13 @@ class ChapterConfig:
 
     @classmethod
     def from_notebook(cls, namespace: Mapping[str, Any]):
-        """The config of a running chapter notebook, from the parameters cell's names.
+        """The config of a running chapter notebook, from the parameters cell's names (checked like
+        the runner's parameters; :func:`rcstudy.notebook.chapter_config` also checks models and data).
 
-        Call it in the cell right after the parameters (before other imports): every name
-        defined there by then is a parameter (papermill injects unknown ones too), so an unknown
-        name is caught here. Parameters left at ``None`` keep the profile's value. ``data``
-        sets the data directory for this kernel.
+        Every name defined in the namespace by then is a parameter (papermill injects unknown ones
+        too), so an unknown name is caught here. Parameters left at ``None`` keep the profile's
+        value; ``data`` left at ``None`` is the profile's data directory (the smoke profile's
+        fixtures), else ``$RCSTUDY_DATA``. ``data`` sets the data directory for this kernel.
         """
         # Parameters are data (what papermill can inject); imported names (modules, classes,
         # functions, typing forms such as the parameters cell's Optional) are not.
@@ -338,22 +428,15 @@ class ChapterConfig:
         for name in given:
             if name not in RUN_KEYS and name not in {f.name for f in fields(cls)}:
                 raise unknown_name(name, cls)
-        data = resolve_data_dir(given.get("data"))
+        profile = coerce(given.get("profile", DEFAULT_PROFILE), Literal[PROFILES], "profile")
+        data = given.get("data")
+        if data is None:
+            data = read_profile(cls.chapter, profile).get("data")
+        data = resolve_data_dir(coerce(data, str | None, "data"))
         if data is not None:
             os.environ["RCSTUDY_DATA"] = str(data)
         overrides = {k: v for k, v in given.items() if k not in RUN_KEYS and v is not None}
-        profile = given.get("profile", DEFAULT_PROFILE)
-        cfg = cls.load(profile, overrides)
-        if os.environ.get(CHECKED_ENV) != "1":  # plain papermill or Jupyter: the runner's checks, here
-            from .preflight import chapter_problems
-
-            offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
-            problems = chapter_problems(cls, cfg, online=not offline)
-            if problems:
-                hint = ("" if profile == "smoke" else
-                        ' (to try the chapter on the bundled test fixtures, set profile = "smoke" in the parameters cell)')
-                raise ConfigError("; ".join(problems) + hint)
-        return cfg
+        return cls.load(profile, overrides)
 
     @classmethod
     def describe(cls, profile: str | None = None) -> list[dict]:
@@ -373,25 +456,6 @@ class ChapterConfig:
                     walk(tp, value, prefix + f.name + ".")
         walk(cls, cfg, "")
         return rows
-
-
-def config_class(chapter: str) -> type[ChapterConfig] | None:
-    """A chapter's ``Config``: in ``rcstudy.experiments.<chapter>`` for a paper, ``rcstudy.pages``
-    for the book's other pages; None for a page that declares none."""
-    import importlib
-
-    from . import pages
-
-    if chapter in pages.CONFIGS:
-        return pages.CONFIGS[chapter]
-    try:
-        module = importlib.import_module(f"{__package__}.experiments.{chapter}")
-    except ModuleNotFoundError as e:
-        if e.name != f"{__package__}.experiments.{chapter}":
-            raise
-        return None
-    cls = getattr(module, "Config", None)
-    return cls if isinstance(cls, type) and issubclass(cls, ChapterConfig) else None
 
 
 def replace(cfg: Any, **changes) -> Any:

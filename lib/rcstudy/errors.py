@@ -22,6 +22,10 @@ class RcstudyError(Exception):
     """Base class of every error the library raises on purpose."""
 
 
+class ConfigError(ValueError):
+    """A parameter problem, said in one line."""
+
+
 class DataFileMissing(RcstudyError, FileNotFoundError):
     """A dataset file is not where the data directory says it should be."""
 

@@ -11,15 +11,15 @@ benchmark's measured share on CUDA where one was recorded, else :data:`ASSUMED_U
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
-import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from . import config
+from .chapters import experiments_module, toc_chapters
 from .errors import closest, did_you_mean
 from .jobs import Job
 from .settings import PROJECT_ROOT
@@ -170,12 +170,7 @@ def job_flops(job: Job) -> float:
 
 def planned_chapters() -> list[str]:
     """The chapters with experiments (a module of ``rcstudy.experiments`` declaring ``jobs``), in book order."""
-    from . import experiments
-    from .run import toc_chapters
-
-    names = {m.name for m in pkgutil.iter_modules(experiments.__path__)}
-    return [c for c in toc_chapters() if c in names
-            and hasattr(importlib.import_module(f"{experiments.__name__}.{c}"), "jobs")]
+    return [c for c in toc_chapters() if hasattr(experiments_module(c), "jobs")]
 
 
 def chapter_module(chapter: str):
@@ -183,13 +178,11 @@ def chapter_module(chapter: str):
     chapters = planned_chapters()
     if chapter not in chapters:
         raise unknown(chapter, chapters, "chapter")
-    return importlib.import_module(f"{__package__}.experiments.{chapter}")
+    return experiments_module(chapter)
 
 
 def chapter_config(chapter: str, profile: str, overrides: dict | None = None):
     """A chapter's validated configuration, with the profile's data directory in ``RCSTUDY_DATA``."""
-    from . import config
-
     module = chapter_module(chapter)
     data = config.read_profile(chapter, profile).get("data")
     if data:

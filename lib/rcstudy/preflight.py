@@ -14,6 +14,8 @@ from __future__ import annotations
 import warnings
 from typing import Callable, Mapping
 
+from .chapters import hub_models
+from .config import as_dict
 from .data.hub import FOLDER
 from .errors import DataFileMissing, DatasetUnavailable, ModelUnavailable, RcstudyError
 
@@ -109,8 +111,5 @@ def model_problems(names: list[str], *, online: bool) -> list[str]:
 
 def chapter_problems(cls, cfg, *, online: bool, checked: dict[str, list[str]] | None = None) -> list[str]:
     """Everything a chapter needs besides valid parameters, one line per problem."""
-    from .book import hub_models
-    from .config import as_dict
-
     return (model_problems(hub_models(as_dict(cfg)), online=online)
             + data_problems(getattr(cls, "datasets", ()), checked, cfg.data_sources()))

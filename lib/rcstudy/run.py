@@ -27,6 +27,7 @@ from pathlib import Path
 import yaml
 
 from . import config
+from .chapters import config_class, toc_chapters
 from .cache import atomic_write_bytes, file_checksum, fingerprint
 from .config import ConfigError
 from .settings import PROGRESS_ENV, PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, refresh_requested
@@ -35,15 +36,6 @@ CHAPTERS_DIR = chapters_dir()
 PARAMS_DIR = CHAPTERS_DIR / "params"
 PROFILES = config.PROFILES
 BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib", "_assets")
-
-
-def toc_chapters(toc_path: Path = PROJECT_ROOT / "_toc.yml") -> list[str]:
-    """Chapter names in book order, read from ``_toc.yml`` (entries ``book/<name>``)."""
-    toc = yaml.safe_load(toc_path.read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", [{"chapters": toc.get("chapters", [])}]):
-        files += [entry["file"] for entry in part.get("chapters", [])]
-    return [Path(f).name for f in files]
 
 
 def load_params(chapter: str, profile: str, overrides: dict | None = None) -> dict:
@@ -55,31 +47,40 @@ def load_params(chapter: str, profile: str, overrides: dict | None = None) -> di
     values = config.read_profile(chapter, profile, PARAMS_DIR)
     overrides = dict(overrides or {})
     if "data" in overrides:
-        values["data"] = str(overrides.pop("data"))
-    cls = config.config_class(chapter)
+        data = overrides.pop("data")
+        if not isinstance(data, str) or not data.strip():
+            raise ConfigError(f"parameter 'data' expects a directory, got {config.shown(data)}")
+        values["data"] = data
+    cls = config_class(chapter)
     if cls is None:
-        return {"profile": profile, **values, **overrides}
+        return {k: config.literal(v, k) for k, v in {"profile": profile, **values, **overrides}.items()}
     cfg = cls.load(profile, overrides, params_dir=PARAMS_DIR)
     # The kernel reloads the profile and applies these on top: an override back to a default
     # value the profile changes (full's epochs: null, -p ...epochs=1) must be injected too.
     changed = config.merge(config.difference(cfg, cls()),
                            config.difference(cfg, cls.load(profile, params_dir=PARAMS_DIR)))
-    return {"profile": profile, **{k: v for k, v in values.items() if k in config.RUN_KEYS}, **changed}
+    for name, value in changed.items():
+        if value is None:  # a notebook reads a top-level None as "the profile's value"
+            raise ConfigError(f"parameter {name!r} = null cannot reach the notebook, which reads None as the "
+                              f"profile's value ({config.shown(getattr(cls.load(profile, params_dir=PARAMS_DIR), name))}); "
+                              "give a value")
+    injected = {"profile": profile, **{k: v for k, v in values.items() if k in config.RUN_KEYS}, **changed}
+    return {k: config.literal(v, k) for k, v in injected.items()}
 
 
 def parse_overrides(pairs: list[str]) -> dict:
-    """``["seeds=[1,2]", "encoder.lr=1e-5"]`` → ``{name: value}``, values parsed as YAML (never run as
-    code); a name must be a (dotted) identifier, else :class:`ConfigError` says so in one line."""
+    """``["seeds=[1,2]", "encoder.lr=1e-5"]`` → ``{name: value}``, values parsed as plain YAML data
+    (:func:`rcstudy.config.parse_yaml`: never run as code, no tags or aliases); a name must be a
+    (dotted) identifier and given once, else :class:`ConfigError` says so in one line."""
     out = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"parameter {pair!r} is not name=value")
+            raise ConfigError(f"parameter {config.shown(pair)} is not name=value")
         key = config.check_name(key.strip())
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError as e:
-            raise ConfigError(f"parameter {key!r}: {raw!r} is not valid YAML ({getattr(e, 'problem', e)})") from None
+        if key in out:
+            raise ConfigError(f"parameter {key!r} is given twice (-p {key}=...): give it once")
+        value = config.parse_yaml(raw, f"parameter {key!r}")
         if isinstance(value, str):  # YAML 1.1 reads "1e-5" as a string; users mean a number
             try:
                 value = float(value)
@@ -99,7 +100,7 @@ def overrides_by_chapter(chapters: list[str], overrides: dict) -> dict[str, dict
         if head in aimed and rest:
             aimed[head][rest] = value
             continue
-        takers = [c for c in chapters if (cls := config.config_class(c)) is None
+        takers = [c for c in chapters if (cls := config_class(c)) is None
                   or head in {f.name for f in dataclass_fields(cls)}]
         for c in takers or chapters:
             aimed[c][key] = value
@@ -131,7 +132,7 @@ def preflight(chapters: list[str], profile: str, overrides: dict, *, online: boo
         os.environ["RCSTUDY_DATA"] = str(config.resolve_data_dir(data.pop()))
     checked: dict[str, list[str]] = {}
     for chapter in chapters:
-        cls = config.config_class(chapter)
+        cls = config_class(chapter)
         if cls is not None:
             settings = {k: v for k, v in aimed[chapter].items() if k not in config.RUN_KEYS}
             cfg = cls.load(profile, settings, params_dir=PARAMS_DIR)

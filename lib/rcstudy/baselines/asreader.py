@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from ..cache import cached
-from ..config import param
+from ..schema import param
 from ..data.records import ClozeQuery, MCItem
 from ..models import mc, scratch
 from ..prompts.record import cloze_items, placeholder_query

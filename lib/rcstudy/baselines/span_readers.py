@@ -27,23 +27,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..cache import cached, fingerprint
+from ..data.records import SpanExample
 from ..models import scratch
 from ..models.loading import load_auto, load_tokenizer
 from ..runtime import Runtime, seed_everything
 
 #: PTB-like words: words with inner - or ', and single punctuation marks.
 WORD = re.compile(r"\w+(?:[-']\w+)*|[^\w\s]")
-
-
-@dataclass(frozen=True)
-class SpanExample:
-    """A passage, a question, the gold answer spans and the candidate mention spans (characters, end exclusive)."""
-
-    id: str
-    context: str
-    question: str
-    gold: tuple[tuple[int, int], ...]
-    mentions: tuple[tuple[int, int], ...] = ()
 
 
 def examples_fingerprint(examples: Sequence[SpanExample]) -> str:

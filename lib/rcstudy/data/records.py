@@ -56,3 +56,15 @@ class ClozeQuery:
     def candidates(self) -> list[str]:
         """Distinct candidate strings in order of first appearance."""
         return list(dict.fromkeys(e.text for e in self.entities))
+
+
+@dataclass(frozen=True)
+class SpanExample:
+    """A passage, a question, the gold answer spans and the candidate mention spans (characters, end
+    exclusive): the input of the span-extraction readers."""
+
+    id: str
+    context: str
+    question: str
+    gold: tuple[tuple[int, int], ...]
+    mentions: tuple[tuple[int, int], ...] = ()

@@ -65,8 +65,8 @@ class Dataset:
     """Which LogiQA 1.0 files are read, and how the training set and the type labels are built."""
 
     languages: tuple[Literal["en", "zh"], ...] = param(("en", "zh"), "LogiQA 1.0 languages read (Chinese: rule-based rows)")
-    dedup_threshold: float = param(0.3, "TF-IDF cosine of paragraphs: LogiQA 2.0 items at or above it are dropped")
-    match_threshold: float = param(0.5, "TF-IDF cosine of whole items: LogiQA 2.0 type labels for LogiQA 1.0 test items")
+    dedup_threshold: float = param(0.3, "TF-IDF cosine of paragraphs: LogiQA 2.0 items at or above it are dropped", ge=0, le=1)
+    match_threshold: float = param(0.5, "TF-IDF cosine of whole items: LogiQA 2.0 type labels for LogiQA 1.0 test items", ge=0, le=1)
     source: str = param(hub.FOLDER, "where LogiQA 1.0 comes from: folder ($RCSTUDY_DATA/logiqa), hub (the public "
                                     "copy, English only, with Train) or a directory in the copy's layout")
     logiqa2_source: str = param(hub.FOLDER, "where LogiQA 2.0 comes from: folder ($RCSTUDY_DATA/logiqa2), hub (the "
@@ -86,7 +86,7 @@ class Sizes:
 
     n_dev: int | None = param(None, "Eval questions the encoder is scored on (None: all 651)")
     n_test_sub: int | None = param(None, "Test questions for ablations and transfer (None: all 651)")
-    seed: int = param(0, "seed of every draw: training questions, the Eval and Test subsamples, ReClor questions")
+    seed: int = param(0, "seed of every draw: training questions, the Eval and Test subsamples, ReClor questions", ge=0)
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class Readers:
     """The neural readers trained from scratch (the paper's SAR, GA and Co-Matching rows)."""
 
     names: tuple[Literal["sar", "ga", "comatch"], ...] = param(("sar", "ga", "comatch"), "readers trained: Stanford attentive, gated-attention, co-matching")
-    seeds: tuple[int, ...] = param((0,), "seeds of the from-scratch readers")
+    seeds: tuple[int, ...] = param((0,), "seeds of the from-scratch readers", ge=0)
     n_train: int | None = param(400, "training questions for the readers (None: all)")
     epochs: int = param(2, "training epochs (the best epoch on Eval is kept)")
     hidden: int = param(64, "hidden size")
@@ -117,7 +117,7 @@ class Encoder:
 
     model: str = param(_SHARED.model, "the fine-tuned encoder (full: a Hub name)")
     extra_models: tuple[str, ...] = param((), "more encoders for Table 3 only (full: bert-base-uncased)")
-    seeds: tuple[int, ...] = param((_SHARED.seed,), "encoder seeds (also of the ablated and transfer runs)")
+    seeds: tuple[int, ...] = param((_SHARED.seed,), "encoder seeds (also of the ablated and transfer runs)", ge=0)
     n_train: int | None = param(None, "training questions for the encoder (None: all)")
     max_length: int = param(_SHARED.max_length, "tokens per option sequence")
     epochs: float = param(_SHARED.epochs, "training epochs on LogiQA")

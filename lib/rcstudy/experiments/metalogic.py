@@ -2,7 +2,7 @@
 table, figure's data, quoted number and claim of the page (``chapters/metalogic.md``).
 
 The expensive steps (feature model, fine-tuned generators, few-shot LM) are cached in
-:mod:`rcstudy.models.metagraph` under their parameters and the data files' checksums, so a
+:mod:`rcstudy.baselines.metagraph` under their parameters and the data files' checksums, so a
 rebuild after a text or table edit re-runs nothing heavy.
 """
 
@@ -23,7 +23,7 @@ from ..data import metalogic as ml
 from ..data.metalogic import Metagraph, Prediction
 from ..jobs import Job, loaded_once, option_tokens
 from ..metrics import metalogic as mm
-from ..models import metagraph as gen
+from ..baselines import metagraph as gen
 from ..models.registry import split_revision
 from ..prompts import metalogic as prompts
 from ..report import ChapterResults, ClaimLog, paper_vs_ours
@@ -45,7 +45,7 @@ class Seq2Seq:
     model: str = param("smollm2-135m", "generator: decoder-only smollm2-135m (tiny-llama: smoke), minilm-l6 "
                                        "or a Hub id (t5-large)")
     methods: tuple[Method, ...] = param(("once",), "settings to train: once (All-at-Once), multitask")
-    seeds: tuple[int, ...] = param((0,), "training seeds of each setting")
+    seeds: tuple[int, ...] = param((0,), "training seeds of each setting", ge=0)
     n_train: int | None = param(None, "training passages (none: all)")
     epochs: float = param(1.0, "passes over the training examples; used when max_steps is none")
     max_steps: int | None = param(20, "optimiser steps per model (none: use epochs)")
@@ -81,7 +81,7 @@ class FewShot:
     """A causal LM prompted with solved examples, then the test passage (All-at-Once format)."""
 
     model: str | None = param("smollm2-135m", "causal LM prompted with solved examples (none: skip)")
-    shots: int = param(1, "solved examples in the prompt")
+    shots: int = param(1, "solved examples in the prompt", ge=0)
     n: int | None = param(8, "test passages it answers (none: all)")
     max_new_tokens: int = param(128, "generated tokens at most")
 
@@ -90,8 +90,8 @@ class FewShot:
 class Scale:
     """The data-scale curve (Figure 5): systems re-trained on nested random subsets of train."""
 
-    ratios: tuple[float, ...] = param((0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0), "shares of the training passages")
-    seeds: tuple[int, ...] = param((0, 1, 2), "random subsets per share")
+    ratios: tuple[float, ...] = param((0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0), "shares of the training passages", gt=0, le=1)
+    seeds: tuple[int, ...] = param((0, 1, 2), "random subsets per share", ge=0)
     methods: tuple[str, ...] = param(("features",), "systems re-trained at each share: features and any of "
                                                     "seq2seq.methods")
 
@@ -559,7 +559,7 @@ def generate_section(cfg: Config, splits, tokenizer, rt: Runtime, facts) -> Gene
 
 
 def seq2seq_run(cfg: Config, method: str, seed: int, train, evals, dev, rt: Runtime) -> dict:
-    """One fine-tuned generator of the configuration (see :func:`rcstudy.models.metagraph.seq2seq_outputs`)."""
+    """One fine-tuned generator of the configuration (see :func:`rcstudy.baselines.metagraph.seq2seq_outputs`)."""
     return gen.seq2seq_outputs(method, engine_config(cfg, seed), train, evals, rt,
                                input_format=cfg.decoding.input_format,
                                stop_after_minutes=cfg.seq2seq.stop_after_minutes, dev=dev)

@@ -32,12 +32,12 @@ import pandas as pd
 from IPython.display import Markdown
 
 from .. import bias, exports, learning, papers, report, sampling
-from ..baselines import bilstm, ngram
+from ..baselines import bilstm, ngram, option_runs
 from ..config import ChapterConfig, ConfigError, param, section
 from ..data import dataset_file, hub, reclor
 from ..data.records import MCItem
 from ..jobs import Job, loaded_once, mc_tokens
-from ..models import load_tokenizer, mc, option_runs
+from ..models import load_tokenizer, mc
 from ..models.registry import split_revision
 from ..report import ChapterResults, ClaimLog, md_code, md_text
 from ..runtime import Runtime
@@ -47,6 +47,8 @@ from ..stats import bootstrap_ci, difference_interval, mean_sd, paired_differenc
 P = "reclor"
 NGRAM, BILSTM = "fastText", "Bi-LSTM"
 SCRATCH = (NGRAM, BILSTM)
+#: Model names of this chapter that are not Hub ids (:func:`rcstudy.chapters.local_models`).
+LOCAL_MODELS = SCRATCH
 INPUT_LABELS = {"A": "(A)", "QA": "(Q, A)", "CQA": "(C, Q, A)"}
 #: Our family names → the paper's model names (Tables 6, 7, 9).
 PAPER_NAMES = {
@@ -82,8 +84,8 @@ class FineTune:
 
     lr: float | None = param(_SHARED.lr, "peak learning rate (None: Table 9's)")
     epochs: float | None = param(_SHARED.epochs, "training epochs (None: Table 9's)")
-    weight_decay: float | None = param(_SHARED.weight_decay, "weight decay (None: Table 9's)")
-    warmup: float | None = param(_SHARED.warmup, "warm-up share of the steps (None: Table 9's)")
+    weight_decay: float | None = param(_SHARED.weight_decay, "weight decay (None: Table 9's)", ge=0)
+    warmup: float | None = param(_SHARED.warmup, "warm-up share of the steps (None: Table 9's)", ge=0, le=1)
     max_length: int | None = param(_SHARED.max_length, "tokens per option sequence (None: Table 9's)")
     batch_size: int = param(_SHARED.batch_size, "questions per optimiser step, before accumulation")
     grad_accum: int = param(1, "steps whose gradients are accumulated (Table 9's batch: batch_size × grad_accum)")
@@ -107,7 +109,7 @@ class Encoder:
         "finetune", "Table 7's encoders: finetune: the whole model; frozen: features cached + linear head per seed")
     option_only_mode: Literal["frozen", "finetune"] = param(
         "frozen", "Eq. 1's pretrained option-only models (frozen: cheap enough to cross-fit on train)")
-    seeds: tuple[int, ...] | None = param((_SHARED.seed,), "seeds of Table 7's encoder runs (None: the chapter's seeds)")
+    seeds: tuple[int, ...] | None = param((_SHARED.seed,), "seeds of Table 7's encoder runs (None: the chapter's seeds)", ge=0)
     max_length: dict[Fields, int] = param(help="frozen mode: tokens per option sequence, by input",
                                           factory=lambda: {"A": 64, "QA": 128, "CQA": 256})
     head: Head = section(Head, "frozen mode: the linear head")
@@ -153,15 +155,15 @@ class Sizes:
         True, "leave RULE's 943 main questions out of the encoders' training (RULE evaluates the shared model on them)")
     bilstm_questions: int | None = param(500, "Table 7's Bi-LSTM run (None: all)")
     option_only_questions: int | None = param(None, "option-only runs of Eq. 1 (None: all)")
-    seed: int = param(0, "seed of the training subsample (one sample shared by every run)")
+    seed: int = param(0, "seed of the training subsample (one sample shared by every run)", ge=0)
 
 
 @dataclass(frozen=True)
 class CrossFit:
     """EASY/HARD for the training set: k-fold cross-fitting of the option-only models."""
 
-    folds: int = param(3, "folds of the training set")
-    seed: int = param(0, "seed of the fold assignment (the same folds for every family and seed)")
+    folds: int = param(3, "folds of the training set", ge=2)
+    seed: int = param(0, "seed of the fold assignment (the same folds for every family and seed)", ge=0)
 
 
 @dataclass(frozen=True)
@@ -191,7 +193,7 @@ class Config(ChapterConfig):
     datasets = ("reclor", "rule")  # RULE's main questions are left out of the encoders' training
     data_source: str = param(hub.FOLDER, "where ReClor comes from: folder (the files in $RCSTUDY_DATA/reclor), hub (the "
                                          "public copy on the Hub: train and val, no test) or a directory in its layout")
-    seeds: tuple[int, ...] = param((1, 2, 3, 4), "training seeds of every run (the paper uses four; values not given)")
+    seeds: tuple[int, ...] = param((1, 2, 3, 4), "training seeds of every run (the paper uses four; values not given)", ge=0)
     main_models: tuple[str, ...] = param(("minilm-l6",),
                                          "Table 7's encoders, trained on (C, Q, A); the first is the headline model")
     partial_inputs: tuple[str, ...] = param(("minilm-l6",),

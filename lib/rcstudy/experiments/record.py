@@ -54,7 +54,7 @@ class Sizes:
     train: int | None = param(None, "cap on training queries (seeded sample; None: all)")
     lm_eval: int | None = param(None, "evaluation queries the LM scores (seeded sample; None: all)")
     span_eval: int | None = param(80, "evaluation queries the span readers score (seeded sample; None: all)")
-    seed: int = param(0, "seed of these samples")
+    seed: int = param(0, "seed of these samples", ge=0)
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ class DocQASettings:
     max_answer_len: int = param(15, "longest answer span, in tokens")
     vocab_size: int = param(20000, "vocabulary: the most frequent training words")
     elmo_model: str = param("minilm-l6", 'frozen encoder whose layers "DocQA w/ ELMo" mixes (full: a Hub name)')
-    elmo_layers: tuple[int, ...] | None = param((2, 4, 6), "its hidden layers in the scalar mix (None: all)")
+    elmo_layers: tuple[int, ...] | None = param((2, 4, 6), "its hidden layers in the scalar mix (None: all)", ge=0)
 
     def engine(self, elmo: bool) -> sr.DocQAConfig:
         """The span reader's settings, with the ELMo-style features or without."""
@@ -130,7 +130,7 @@ class Config(ChapterConfig):
     data_source: str = param(hub.FOLDER, "where ReCoRD comes from: folder (the files in $RCSTUDY_DATA/record), hub "
                                          "(SuperGLUE's copy on the Hub) or a directory in that copy's layout")
     model: str = param("minilm-l6", "encoder that the ranker and the span extractor fine-tune (full: a Hub name)")
-    seeds: tuple[int, ...] = param((0,), "training seeds of every trained method")
+    seeds: tuple[int, ...] = param((0,), "training seeds of every trained method", ge=0)
     random_mode: Literal["mention", "unique"] = param(
         "mention", 'random guess draws a "mention" or a distinct "unique" candidate')
     sizes: Sizes = section(Sizes, "how many queries each method trains on and is scored on")

@@ -149,8 +149,8 @@ class Config(ChapterConfig):
     seq2seq: Seq2SeqSection = section(Seq2SeqSection, "text-to-text models fine-tuned on ReClor")
     lm: LMSection = section(LMSection, "the prompted language models")
     analyses: AnalysesSection = section(AnalysesSection, "the follow-up analyses and their settings")
-    seeds: tuple[int, ...] = param((_SHARED.seed,), "training seeds of every fine-tuned model")
-    sample_seed: int = param(0, "seed of every draw (training questions, main-question samples, bootstrap)")
+    seeds: tuple[int, ...] = param((_SHARED.seed,), "training seeds of every fine-tuned model", ge=0)
+    sample_seed: int = param(0, "seed of every draw (training questions, main-question samples, bootstrap)", ge=0)
 
     def __post_init__(self):
         if not self.seeds:

@@ -14,7 +14,6 @@ that directory the registry resolves every Hub id to its replica (:func:`.regist
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
@@ -217,73 +216,3 @@ def build_replicas(directory: Path, names: Iterable[str], texts: list[str]) -> d
             build_replica(name, target, texts)
         out[name] = target
     return out
-
-
-# --- the replica run of a chapter's full profile ---------------------------------------------------
-
-#: What a replica run changes in each chapter's full profile: sizes only (seeds, epochs and steps,
-#: token lengths, layer widths, decoded lengths, subsamples), never a mode, method, fold count or
-#: model name (the registry maps Hub ids to replicas; :func:`replica_overrides` swaps offline models).
-REPLICA_SIZES: dict[str, dict] = {
-    "reclor": {
-        "seeds": [1], "encoder.finetune.epochs": 1.0, "encoder.finetune.max_length": 64,
-        "fasttext.dim": 16, "bilstm": {"emb_dim": 16, "hidden": 8, "epochs": 1, "max_len": 64},
-        "tokens.min_freq": 2, "sizes": {"train_questions": {"A": 16, "QA": 16, "CQA": 16}, "option_only_questions": 20},
-    },
-    "logiqa": {
-        "readers": {"seeds": [0], "epochs": 1, "hidden": 8, "max_passage": 60},
-        "encoder": {"seeds": [0], "epochs": 1.0, "max_length": 64}, "transfer.source_epochs": 1.0,
-    },
-    "rule": {
-        "seeds": [0], "encoder": {"epochs": 1.0, "max_length": 64, "train_questions": 16, "sample_mains": 3},
-        "seq2seq": {"epochs": 1, "max_length": 64},
-        "lm": {"sample_mains": 3, "max_length": 128, "cot_max_new_tokens": 8},
-        "analyses.length_bins": 2,
-    },
-    "record": {
-        "seeds": [0], "ranker.max_length": 128, "asreader": {"emb": 16, "hidden": 16, "vocab_size": 1000, "epochs": 1},
-        "docqa": {"emb": 8, "char_filters": 4, "hidden": 8, "vocab_size": 1000, "epochs": 1},
-        "extractor": {"max_length": 128, "stride": 32, "epochs": 1.0},
-    },
-    "metalogic": {
-        "seq2seq": {"seeds": [1], "epochs": 1.0, "max_src_len": 128, "max_tgt_len": 64, "evaluations": 2,
-                    "n_dev": 2, "checkpoint_every": 1},
-        "decoding": {"infer_max_src_len": 128, "gen_max_len": 16}, "fewshot": {"n": 2, "max_new_tokens": 8},
-        "scale.ratios": [0.5, 1.0], "error_analysis.n": 3,
-    },
-}
-
-
-#: Offline models of the full profile and their tiny random twins (same architecture and tokenizer):
-#: SmolLM2-135M is real weights, and generating with it would take most of a replica run.
-OFFLINE_REPLICAS = {"smollm2-135m": "tiny-llama"}
-
-
-def replica_overrides(chapter: str) -> dict:
-    """The overrides that turn ``chapter``'s full profile into its replica run: :data:`REPLICA_SIZES`,
-    and every offline model it names replaced by its twin (:data:`OFFLINE_REPLICAS`)."""
-    from ..config import as_dict, config_class
-
-    if chapter not in REPLICA_SIZES:
-        raise ValueError(f"no replica run for chapter {chapter!r}; chapters: {', '.join(REPLICA_SIZES)}")
-    overrides = copy.deepcopy(REPLICA_SIZES[chapter])  # callers may merge into its sections
-
-    def walk(values: dict, prefix: str = "") -> None:
-        for key, value in values.items():
-            if isinstance(value, dict):
-                walk(value, f"{prefix}{key}.")
-            elif isinstance(value, str) and value in OFFLINE_REPLICAS:
-                overrides[prefix + key] = OFFLINE_REPLICAS[value]
-            elif isinstance(value, list) and set(value) & set(OFFLINE_REPLICAS):
-                overrides[prefix + key] = [OFFLINE_REPLICAS.get(v, v) for v in value]
-
-    walk(as_dict(config_class(chapter).load("full")))
-    return overrides
-
-
-def full_profile_hub_models(chapter: str) -> list[str]:
-    """The Hub ids ``chapter``'s full profile names (each needs a replica)."""
-    from ..book import hub_models
-    from ..config import as_dict, config_class
-
-    return hub_models(as_dict(config_class(chapter).load("full", replica_overrides(chapter))))

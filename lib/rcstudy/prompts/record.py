@@ -9,9 +9,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..baselines.span_readers import SpanExample
 from ..data.record import PLACEHOLDER
-from ..data.records import ClozeQuery, MCItem
+from ..data.records import ClozeQuery, MCItem, SpanExample
 from ..metrics.record import gold_candidate_indices, gold_char_spans
 
 #: The word that stands for ``@placeholder`` in the from-scratch readers' vocabulary.

@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Mapping, Sequence
 
-from ..baselines import metalogic_rules as rules
 from ..cache import cached, fingerprint
 from ..data import metalogic as ml
 from ..data.metalogic import Metagraph, Prediction
 from ..metrics import metalogic as mm
 from ..prompts import metalogic as prompts
 from ..runtime import Runtime
+from . import metalogic_rules as rules
 
 METHOD_PAIRS = {"once": prompts.once_pairs, "multitask": prompts.multitask_pairs}
 
@@ -59,7 +59,7 @@ def seq2seq_outputs(method: str, cfg, train: Sequence[Metagraph], evals: Mapping
     the best official selection score on them is kept (else the last). Training is shared by
     every evaluation set and cached with its checkpoint; outputs are cached per set.
     """
-    from . import seq2seq
+    from ..models import seq2seq
 
     sources, targets = METHOD_PAIRS[method](train)
     trained = None
@@ -91,7 +91,7 @@ def seq2seq_outputs(method: str, cfg, train: Sequence[Metagraph], evals: Mapping
 
 
 def _decode(method: str, trained, graphs: Sequence[Metagraph], input_format: str, rt: Runtime) -> dict:
-    from . import seq2seq
+    from ..models import seq2seq
 
     if method == "once":
         texts = seq2seq.generate(trained, prompts.once_inputs(graphs, input_format), rt)
@@ -122,7 +122,7 @@ def parse_outputs(method: str, outputs: Mapping[str, object]) -> dict[str, Predi
 def fewshot_outputs(model_name: str, shots: Sequence[Metagraph], graphs: Sequence[Metagraph], rt: Runtime,
                     max_new_tokens: int = 160) -> dict[str, str]:
     def compute():
-        from .lm import load_lm
+        from ..models.lm import load_lm
 
         lm = load_lm(model_name, rt)
         texts = lm.generate([prompts.fewshot_prompt(shots, g) for g in graphs], max_new_tokens, stop=["\n"])

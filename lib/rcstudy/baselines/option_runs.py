@@ -15,11 +15,11 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..baselines import bilstm, ngram
 from ..cache import cached
 from ..data.records import MCItem
+from ..models import mc
 from ..runtime import Runtime, one_thread
-from . import mc
+from . import bilstm, ngram
 
 
 def run_key(family: str, fields: str, seed: int, train: Sequence[MCItem],
