@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -69,6 +71,8 @@ def test_dataset_file_names_the_data_dir(monkeypatch, tmp_path):
 
 
 MALFORMED_CASES = {
+    "self_loop": "proof step 'sent1 -> sent1' is a self-loop",
+    "cycle": "the proof's steps form a cycle: sent1 -> sent3 -> sent1",
     "invalid_json": "invalid JSON",
     "missing_proof": "missing field 'proof'",
     "unknown_global_operator": "unknown global operator",
@@ -266,3 +270,44 @@ def test_redundant_fields_must_agree(tmp_path, edit, problem):
 def test_empty_file_is_refused(tmp_path):
     with pytest.raises(DataFormatError, match="metalogic_dev.json: the file has no metagraphs"):
         ml.load_metagraphs(_metalogic_copy(tmp_path, lambda rows: rows.clear()))
+
+
+def _metalogic_folder(tmp_path, monkeypatch, split, edit):
+    shutil.copytree(FIXTURES / "data" / "metalogic", tmp_path / "metalogic")
+    path = tmp_path / "metalogic" / f"metalogic_{split}.json"
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    edit(rows, tmp_path / "metalogic")
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("RCSTUDY_DATA", str(tmp_path))
+    return path
+
+
+def _first(folder, split):
+    return json.loads((folder / f"metalogic_{split}.json").read_text().splitlines()[0])
+
+
+def test_a_passage_in_two_splits_is_refused_naming_both(tmp_path, monkeypatch):
+    path = _metalogic_folder(tmp_path, monkeypatch, "train",
+                             lambda rows, f: rows.append({**_first(f, "dev"), "id_string": "train_77777"}))
+    with pytest.raises(DataFormatError) as err:
+        ml.load_split("train")
+    assert str(err.value).startswith(f"{path}:{path.read_text().count(chr(10))} (item train_77777): the same question")
+    assert "as metalogic_dev.json:1 (item" in str(err.value) and "leakage between splits" in str(err.value)
+
+
+def test_an_id_in_two_splits_is_refused(tmp_path, monkeypatch):
+    _metalogic_folder(tmp_path, monkeypatch, "test", lambda rows, f: rows[0].__setitem__("id_string",
+                                                                                         _first(f, "dev")["id_string"]))
+    with pytest.raises(DataFormatError, match=r"metalogic_test.json:1 \(item .*\): the same id as metalogic_dev.json:1"):
+        ml.load_split("test")
+
+
+def test_the_release_s_own_self_loop_and_repeat_are_declared():
+    assert ml.KNOWN_SELF_LOOPS == {"_train_52": frozenset({"sent1"})}
+    assert [set(g) for g in ml.KNOWN_REPEATS] == [{("train", "train_844"), ("dev", "train_3200")}]
+
+
+def test_a_stray_file_in_the_folder_is_named(tmp_path, monkeypatch):
+    _metalogic_folder(tmp_path, monkeypatch, "dev", lambda rows, f: (f / "metalogic_extra.json").write_text(""))
+    with pytest.raises(DataFormatError, match="metalogic_extra.json: the file is not one of the metalogic release"):
+        ml.load_split("dev")

@@ -119,6 +119,8 @@ def test_deduplicate_prefers_fuller_sources():
     ("official_missing_qas.json", " (item p1)", "missing field 'qas'"),
     ("clues_no_template.jsonl", ":2 (item ReCoRD_12_1)", "CLUES template"),
     ("explorer_no_gold.json", " (item ee55-ff66-0)", "correct-answer"),
+    ("superglue_no_entities.jsonl", ":2 (item 20)", "the query has no candidate entities"),
+    ("superglue_gold_not_entity.jsonl", ":2 (item 20)", "answer 0 'the' is not among the passage's"),
 ])
 def test_malformed_input_names_file_line_and_problem(name, where, problem):
     with pytest.raises(DataFormatError) as err:
@@ -174,3 +176,13 @@ def test_official_answer_text_must_match_its_span(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(DataFormatError, match=rf"dev.json \(item {doc['data'][0]['qas'][0]['id']}\): answer 0: text"):
         load_official(path)
+
+
+def test_a_stray_file_is_refused_and_clues_reads_its_declared_files_only(tmp_path):
+    root = tmp_path / "record"
+    shutil.copytree(REC, root)
+    shutil.copy(root / "clues" / "record_train_10_1.jsonl", root / "clues" / "record_train_40_1.jsonl")
+    with pytest.raises(DataFormatError) as err:
+        load_record(root)
+    assert err.value.path == root / "clues" / "record_train_40_1.jsonl"
+    assert "the file is not one of the record release's files" in str(err.value)

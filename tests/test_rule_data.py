@@ -92,6 +92,7 @@ def test_subq_all_layout_and_answers_list(tmp_path, data):
     ("subq_option_mismatch.jsonl", "subq_split_1.jsonl", 2, "matches none of train_1's options"),
     ("subq_correctness_contradiction.jsonl", "subq_split_1.jsonl", 1, "main_option_correctness=False"),
     ("subq_missing_field.jsonl", "subq_split_1.jsonl", 3, "missing field 'main_option_correctness'"),
+    ("mainq_repeated_option.jsonl", "mainq.jsonl", 2, "answer3 repeats answer1"),
 ])
 def test_malformed_questions_name_file_and_line(tmp_path, malformed, as_name, line, message):
     folder = with_file(tmp_path, malformed, as_name)
@@ -166,6 +167,10 @@ def test_without_context(data):
 @pytest.mark.parametrize("malformed, item, message", [
     ("prompts_bad_label.json", "5shots/subq batch 1 exemplar 2", "label '7' is not an option index"),
     ("prompts_wrong_shots.json", "5shots/vanilla", "batch 1 has 4 exemplars, expected 5"),
+    ("prompts_family_not_object.json", "5shots[0]", "expected {'name': str, 'prompt': {...}}"),
+    ("prompts_short_label_list.json", "5shots/vanilla", "'label' of batch 1 has 4 exemplars, expected 5"),
+    ("prompts_options_not_list.json", "5shots/vanilla batch 0 exemplar 2", "options should be a list of option strings"),
+    ("prompts_batch_not_list.json", "5shots/vanilla", "batch 1 has no list (int), expected 5"),
 ])
 def test_malformed_prompts_name_the_item(tmp_path, malformed, item, message):
     folder = with_file(tmp_path, malformed, "prompts.json")
@@ -222,3 +227,38 @@ def test_html_entities_in_the_quoted_main_question_are_the_release_s_variant(tmp
     assert [(s.id, s.label, s.meta["main_option"]) for s in subs] == [(s.id, s.label, s.meta["main_option"])
                                                                        for s in data.subs]
     assert "&#63;" in subs[0].meta["main_question"]  # kept as stored
+
+
+def test_a_subquestion_in_two_splits_is_refused_naming_both(tmp_path):
+    import json
+    first = json.loads((GOOD / "subq_split_2.jsonl").read_text().splitlines()[0])
+    folder = _rule_copy(tmp_path, "subq_split_1.jsonl", lambda rows: rows.append({**first, "id": first["main_id"] + "_sub9"}))
+    with pytest.raises(DataFormatError) as err:
+        load_rule(folder)
+    n = len((folder / "subq_split_1.jsonl").read_text().splitlines())
+    assert str(err.value) == (f"{folder / 'subq_split_2.jsonl'}:1 (item {first['id']}): the same question (context, "
+                              f"question and options) as subq_split_1.jsonl:{n} (item {first['main_id']}_sub9): "
+                              f"leakage between splits")
+
+
+def test_a_subquestion_id_in_two_splits_names_both_files(tmp_path):
+    import json
+    first = json.loads((GOOD / "subq_split_2.jsonl").read_text().splitlines()[0])
+    folder = _rule_copy(tmp_path, "subq_split_1.jsonl", lambda rows: rows.append(first))
+    with pytest.raises(DataFormatError, match=rf"subq_split_2.jsonl:1 \(item {first['id']}\): duplicate subquestion id "
+                                              rf"\(first at subq_split_1.jsonl:\d+\): leakage between splits$"):
+        load_rule(folder)
+
+
+def test_a_sixth_split_file_is_refused_not_read(tmp_path):
+    folder = tmp_path / "rule"
+    shutil.copytree(GOOD, folder)
+    shutil.copy(folder / "subq_split_5.jsonl", folder / "subq_split_6.jsonl")
+    for load in (load_rule, load_prompts):
+        with pytest.raises(DataFormatError) as err:
+            load(folder)
+        assert err.value.path == folder / "subq_split_6.jsonl"
+        assert "the file is not one of the rule release's files" in str(err.value)
+    (folder / "subq_split_6.jsonl").unlink()
+    (folder / "README.md").write_text("documentation is allowed")
+    assert load_rule(folder).splits == [1, 2, 3, 4, 5]
