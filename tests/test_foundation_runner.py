@@ -358,3 +358,121 @@ def test_an_unresolvable_model_or_missing_data_stops_the_run_before_the_first_ce
     assert [r.ok for r in results] == [False] and message in results[0].message
     # no kernel started: nothing staged, no failed notebook, nothing published
     assert not (tmp_path / "_build").exists() and not (tmp_path / "book" / "record.ipynb").exists()
+
+
+# --------------------------------------------------------------------------- signals and the lock
+
+SLEEPER = FRONT_MATTER + """# Teaching
+
+```{code-cell} ipython3
+:tags: [parameters]
+profile = "quick"
+```
+
+```{code-cell} ipython3
+import os, pathlib, time
+pathlib.Path(os.environ["RCSTUDY_TEST_KERNEL_PID"]).write_text(str(os.getpid()))
+time.sleep(300)
+```
+"""
+
+
+def alive(pid: int) -> bool:
+    """A process that exists and is not a zombie."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
+@pytest.fixture
+def sleeping_run(tmp_path):
+    """``start()``: a real ``python -m rcstudy run teaching --profile smoke`` whose chapter (a stand-in
+    source under ``RCSTUDY_CHAPTERS``) sleeps in its kernel; returns the process and the kernel's PID
+    once the kernel executes. Every process left is killed at the end."""
+    chapters = tmp_path / "chapters"
+    (chapters / "params").mkdir(parents=True)
+    (chapters / "teaching.md").write_text(SLEEPER)
+    (chapters / "params" / "teaching.smoke.yaml").write_text("profile: smoke\n")
+    root, mark = tmp_path / "root", tmp_path / "kernel.pid"
+    env = {**os.environ, "RCSTUDY_CHAPTERS": str(chapters), "RCSTUDY_CACHE": str(tmp_path / "cache"),
+           "RCSTUDY_TEST_KERNEL_PID": str(mark)}
+    procs = []
+
+    def start(wait: bool = True):
+        import time
+
+        proc = subprocess.Popen([sys.executable, "-m", "rcstudy", "run", "teaching", "--profile", "smoke", "--root",
+                                 str(root)], cwd=PROJECT_ROOT, env=env, start_new_session=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(proc)
+        if not wait:
+            return proc, None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (mark.exists() and mark.read_text()) and proc.poll() is None:
+            time.sleep(0.1)
+        assert mark.exists(), f"the kernel never ran: {proc.communicate(timeout=30)}"
+        return proc, int(mark.read_text())
+
+    start.root = root
+    yield start
+    import signal
+
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    if mark.exists() and mark.read_text() and alive(int(mark.read_text())):
+        os.kill(int(mark.read_text()), signal.SIGKILL)
+
+
+def assert_stopped(proc, kernel: int, root, status: int, word: str) -> None:
+    import time
+
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == status, stderr
+    assert stderr.strip().splitlines()[-1] == f"✗ {word}: the kernel was stopped and nothing was published"
+    deadline = time.monotonic() + 10
+    while alive(kernel) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(kernel), "the kernel outlived its runner"
+    assert not (root / "book" / "teaching.ipynb").exists() and not (root / "_build" / "run").exists()
+
+
+def test_ctrl_c_stops_the_kernel_publishes_nothing_and_exits_130(sleeping_run):
+    import signal
+
+    proc, kernel = sleeping_run()
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the runner's process group
+    assert_stopped(proc, kernel, sleeping_run.root, 130, "interrupted (SIGINT)")
+
+
+def test_a_second_run_on_a_locked_root_is_refused_and_sigterm_stops_the_first(sleeping_run):
+    import signal
+
+    proc, kernel = sleeping_run()
+    second, _ = sleeping_run(wait=False)
+    _, stderr = second.communicate(timeout=120)
+    lock = sleeping_run.root.resolve() / "_build" / run.LOCK_NAME
+    assert second.returncode == 1 and stderr.strip().splitlines() == [
+        f"✗ another run is using the book root {sleeping_run.root.resolve()}: {lock} is locked by PID {proc.pid} "
+        "(wait until it ends, or stop it)"]
+    assert (sleeping_run.root / "_build" / "run").is_dir()  # the first run's staging is untouched
+    proc.send_signal(signal.SIGTERM)
+    assert_stopped(proc, kernel, sleeping_run.root, 143, "terminated (SIGTERM)")
+
+
+def test_a_lock_left_by_a_dead_run_blocks_nothing_and_the_lock_is_reentrant(tmp_path):
+    (tmp_path / "_build").mkdir()
+    (tmp_path / "_build" / run.LOCK_NAME).write_text("999999999\n")  # no process holds it
+    with run.book_lock(tmp_path) as path:
+        assert path.read_text() == f"{os.getpid()}\n"
+        with run.book_lock(tmp_path):
+            pass
+        probe = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from rcstudy import run\n"
+                                f"with run.book_lock(Path({str(tmp_path)!r})): pass"],
+                               capture_output=True, text=True)
+        assert probe.returncode != 0 and f"locked by PID {os.getpid()}" in probe.stderr
+    with run.book_lock(tmp_path):  # released
+        pass

@@ -8,6 +8,11 @@ chapters; only when every chapter succeeded does the staged book replace ``<book
 all files together. A failure publishes nothing, leaves the failed notebook in
 ``_build/failed/`` and names the chapter and cell.
 
+One run at a time uses a book root: a run holds ``_build/rcstudy.lock`` (:func:`book_lock`), and a
+second run on the same root is refused in one line naming the lock and the PID that holds it. Ctrl-C
+(SIGINT) or SIGTERM stops the kernel, removes the staged book and publishes nothing; the runner
+then exits 130 or 143 (:func:`run_chapters`).
+
 Every published notebook records a fingerprint of its inputs (:func:`chapter_inputs`).
 ``rcstudy build`` executes only the chapters whose inputs changed since they were published,
 so a text edit re-runs one chapter (and the pages that read it), not the book.
@@ -15,11 +20,15 @@ so a text edit re-runs one chapter (and the pages that read it), not the book.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -260,10 +269,10 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
         p.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     try:
-        papermill.execute_notebook(
+        in_worker_thread(lambda: papermill.execute_notebook(
             nb, str(staging), parameters=params, kernel_name="python3", cwd=str(PROJECT_ROOT),
             progress_bar=progress, report_mode=False,
-        )
+        ))
     except PapermillExecutionError as e:
         shutil.move(staging, failed)
         seconds = time.perf_counter() - start
@@ -329,6 +338,175 @@ def record_timing(result: ChapterResult, profile: str, root: Path, *, cold: bool
     atomic_write_bytes(timings_path(root), json.dumps(timings, indent=1, sort_keys=True).encode())
 
 
+#: The lock a run holds on its book root, under ``<root>/_build``.
+LOCK_NAME = "rcstudy.lock"
+_held_locks: dict[Path, int] = {}  # the book roots this process holds, with how many times
+
+
+class BookLocked(RuntimeError):
+    """Another process runs on this book root."""
+
+
+@contextmanager
+def book_lock(root: Path):
+    """Hold ``root/_build/rcstudy.lock`` (an exclusive ``flock``, which the system releases when the
+    holder dies, however it dies: a lock file left by a dead run blocks nothing). The file records the
+    holder's PID. :class:`BookLocked` (one line: the lock and that PID) when another process holds
+    it. Re-entrant within a process."""
+    key = root.resolve()
+    if key in _held_locks:
+        _held_locks[key] += 1
+        try:
+            yield key / "_build" / LOCK_NAME
+        finally:
+            _held_locks[key] -= 1
+        return
+    path = key / "_build" / LOCK_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise BookLocked(f"another run is using the book root {key}: {path} is locked by PID {holder} "
+                         "(wait until it ends, or stop it)") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    _held_locks[key] = 1
+    try:
+        yield path
+    finally:
+        del _held_locks[key]
+        os.ftruncate(fd, 0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+class Stopped(BaseException):
+    """The runner received SIGINT (Ctrl-C) or SIGTERM: stop the kernel, publish nothing."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them
+
+
+def _raise_stopped(signum, frame):
+    raise Stopped(signum)
+
+
+@contextmanager
+def stop_on_signals():
+    """Within the block, SIGINT and SIGTERM raise :class:`Stopped` in the main thread (elsewhere: nothing
+    changes). Kernels run in a worker thread (:func:`in_worker_thread`), so nbclient does not take
+    these signals over, and the main thread stays free to handle them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _raise_stopped) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+_workers: list[threading.Thread] = []  # the threads executing chapters (one at a time)
+
+
+@contextmanager
+def deferred_signals():
+    """Within the block SIGINT and SIGTERM only are noted (in the list it yields), in the main thread."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = {s: signal.signal(s, lambda signum, frame: received.append(signum))
+                for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def in_worker_thread(fn):
+    """``fn()`` in a daemon thread while the main thread waits, interruptibly: a signal's handler
+    (:func:`stop_on_signals`) runs at once in the main thread. In any other thread, just ``fn()``."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn()
+    outcome: dict = {}
+
+    def target():
+        try:
+            outcome["value"] = fn()
+        except BaseException as e:  # re-raised in the caller's thread
+            outcome["error"] = e
+
+    worker = threading.Thread(target=target, name="rcstudy-chapter", daemon=True)
+    _workers[:] = [w for w in _workers if w.is_alive()] + [worker]
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.2)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (kernels, their workers, a local cluster), from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            state, ppid = stat.rpartition(")")[2].split()[:2]
+            if state not in ("Z", "X"):
+                children.setdefault(int(ppid), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def stop_children(first: int, grace: float = 3.0) -> None:
+    """Stop every process this one started: ``first`` (SIGINT interrupts a kernel, SIGTERM asks it to
+    end), then SIGTERM after a moment, then SIGKILL for what is still alive after ``grace`` seconds;
+    the children are reaped."""
+    def signal_all(sig: int) -> list[int]:
+        pids = _descendants(os.getpid())
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        return pids
+
+    if not signal_all(first):
+        return
+    deadline = time.monotonic() + grace
+    if first != signal.SIGTERM:
+        time.sleep(0.5)
+        signal_all(signal.SIGTERM)
+    while _descendants(os.getpid()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    signal_all(signal.SIGKILL)
+    while True:  # reap our own children, so none is left as a zombie
+        try:
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                break
+        except ChildProcessError:
+            break
+
+
 def open_staging(root: Path) -> Path:
     """A run's own book root, ``root/_build/run``: a copy of the published ``book/`` (notebooks,
     exports, timings) beside links to the book's configuration. The run's kernels read and write
@@ -383,9 +561,50 @@ def run_chapters(chapters: list[str], profile: str, overrides: dict | None = Non
     A failed or killed run leaves every published file as it was."""
     root = root or book_root()
     configure_environment(profile, online=online, refresh=refresh)
-    _, problems = preflight(chapters, profile, overrides or {}, online=online, root=root)
-    if problems:
-        return [ChapterResult(p.partition(":")[0], False, 0.0, p) for p in problems]
+    with stop_on_signals():
+        try:
+            _, problems = preflight(chapters, profile, overrides or {}, online=online, root=root)
+            if problems:
+                return [ChapterResult(p.partition(":")[0], False, 0.0, p) for p in problems]
+            try:
+                with book_lock(root):
+                    try:
+                        return _run_staged(chapters, profile, overrides, root=root, skip_unchanged=skip_unchanged,
+                                           cluster=cluster)
+                    except Stopped as stop:
+                        stop_run(stop, root / "_build" / "run")
+            except BookLocked as e:
+                return [ChapterResult("", False, 0.0, str(e))]
+        except Stopped as stop:  # before the book root was locked: nothing was staged
+            stop_run(stop, None)
+
+
+def stop_run(stop: Stopped, stage: Path | None):
+    """End a run that received SIGINT or SIGTERM: stop the kernel (every child process), remove the
+    staged book, say so in one line, exit 130 or 143. Further signals wait until this is done."""
+    for s in (signal.SIGINT, signal.SIGTERM):  # a second Ctrl-C does not cut the cleaning short
+        signal.signal(s, signal.SIG_IGN)
+    stop_children(stop.signum)
+    for worker in _workers:  # papermill notices that its kernel is gone and writes the notebook once more
+        worker.join(10)
+    stop_children(signal.SIGKILL, grace=0)  # a kernel started meanwhile
+    if stage is not None and stage.exists():
+        # Renamed first: a client still writing the staged notebook then finds no folder to write in.
+        trash = stage.with_name(f"{stage.name}.stopped.{os.getpid()}")
+        os.replace(stage, trash)
+        for _ in range(3):
+            shutil.rmtree(trash, ignore_errors=True)
+            if not trash.exists():
+                break
+            time.sleep(0.2)
+    what = "interrupted" if stop.signum == signal.SIGINT else "terminated"
+    # on a line of its own: a progress bar may have left the cursor after it
+    print(f"\n✗ {what} ({stop}): the kernel was stopped and nothing was published", file=sys.stderr, flush=True)
+    raise SystemExit(stop.exit_status) from None
+
+
+def _run_staged(chapters: list[str], profile: str, overrides: dict | None, *, root: Path, skip_unchanged: bool,
+                cluster: str | None) -> list[ChapterResult]:
     os.environ[config.CHECKED_ENV] = "1"  # the kernels need not check again (Config.from_notebook)
     aimed = overrides_by_chapter(chapters, overrides or {})
     if cluster:
@@ -414,7 +633,12 @@ def run_chapters(chapters: list[str], profile: str, overrides: dict | None = Non
         if not result.skipped:
             record_timing(result, profile, stage, cold=cold)  # at once: later pages (teaching) show it
     if all(r.ok for r in results):
-        publish_staging(stage, root)
+        with deferred_signals() as received:
+            publish_staging(stage, root)  # both renames, whatever signal comes meanwhile
+        if received:
+            print(f"✗ {signal.Signals(received[0]).name} came as the run was published: it is published",
+                  file=sys.stderr, flush=True)
+            raise SystemExit(128 + received[0])
     else:
         shutil.rmtree(stage, ignore_errors=True)
         print("✗ nothing was published: every chapter of the run must succeed", file=sys.stderr, flush=True)
@@ -463,4 +687,9 @@ def build_html(root: Path | None = None, *, strict: bool = True) -> int:
     if strict:
         cmd.insert(-1, "-W")
     print("▶ " + " ".join(cmd), file=sys.stderr, flush=True)
-    return subprocess.call(cmd)
+    try:
+        with book_lock(root):  # no run publishes while the book is rendered
+            return subprocess.call(cmd)
+    except BookLocked as e:
+        print(f"✗ {e}", file=sys.stderr, flush=True)
+        return 1
