@@ -394,8 +394,8 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     return data
 
 
-def _zip_members(zf: zipfile.ZipFile) -> dict[str, bytes]:
-    """Every member's bytes, once their declared sizes passed the bounds (checked before reading any)."""
+def _check_bounds(zf: zipfile.ZipFile) -> None:
+    """Refuse, before anything is read, a zip whose members declare more than the bounds allow."""
     infos = zf.infolist()
     if len({i.filename for i in infos}) != len(infos):
         raise DecodeError("duplicate member names")
@@ -410,7 +410,6 @@ def _zip_members(zf: zipfile.ZipFile) -> dict[str, bytes]:
     structure = zf.getinfo(_STRUCTURE)
     if structure.file_size > MAX_JSON_BYTES:
         raise DecodeError(f"{_STRUCTURE} declares {structure.file_size} bytes, more than {MAX_JSON_BYTES}")
-    return {info.filename: _read_member(zf, info) for info in infos}
 
 
 class _Hashing(io.RawIOBase):
@@ -468,8 +467,9 @@ def loads(data: bytes | Path, *, binding: str | None = None) -> Any:
             source = (io.BytesIO(data) if isinstance(data, (bytes, bytearray))
                       else stack.enter_context(open_regular(Path(data))))
             with zipfile.ZipFile(source) as zf:
+                _check_bounds(zf)
                 expected = _stored_zip_checksum(zf.comment)
-                members = _zip_members(zf)
+                members = {info.filename: _read_member(zf, info) for info in zf.infolist()}
         _checked(expected, zip_checksum(((n, hashlib.sha256(b).digest()) for n, b in members.items()), bound))
         doc = json.loads(members[_STRUCTURE])
 
