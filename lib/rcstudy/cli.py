@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from . import __version__, bench, run
-from .config import ConfigError
-from .plan import GPUS
+from . import __version__
 
+# The command line imports the library only once it has parsed its arguments: `--version` and
+# `--help` answer at once, and `--root` names the checkout before anything looks for it.
+#: rcstudy.config.PROFILES (tests check that the two agree).
+PROFILES = ("smoke", "quick", "full")
+#: Where a smoke run publishes when no --root is given: beside, never over, the published book.
+SMOKE_ROOT = Path("_build") / "smoke"
 
 
 class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -34,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def add_profile_options(p):
-        p.add_argument("--profile", choices=run.PROFILES, default="quick",
+        p.add_argument("--profile", choices=PROFILES, default="quick",
                        help="smoke: test fixtures and tiny models; quick: the real data on a CPU; full: a GPU and the Hub")
         p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                        help="override one parameter (value parsed as YAML; dotted names reach into sections, "
@@ -47,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--online", action="store_true",
                        help="allow HuggingFace Hub downloads (default: HF_HUB_OFFLINE=1)")
         p.add_argument("--root", type=Path, default=None,
-                       help="book root to publish into (default: the project; tests use a temporary one)")
+                       help="book root to publish into and render (default: the checkout for quick and full, "
+                            f"<checkout>/{SMOKE_ROOT} for smoke, so a smoke run never replaces the published book); "
+                            "a checkout of the book given here is also the one whose chapters run")
         p.add_argument("--cluster", default=None, metavar="local|ADDRESS",
                        help="first run the chapters' heavy jobs in parallel on a Dask cluster (local: one started "
                             "here; else a scheduler address such as tcp://host:8786), whose workers share "
@@ -65,24 +72,44 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("chapters", nargs="*", help="chapter names (default: every chapter)")
     add_profile_options(check)
     check.add_argument("--online", action="store_true", help="Hub models need not be in the local cache")
+    check.add_argument("--root", type=Path, default=None,
+                        help="the book's checkout (default: the working directory or a folder above it)")
     params = sub.add_parser("params", formatter_class=formatter,
                             help="list a chapter's parameters: name, type, value in the profile, description")
     params.add_argument("chapter")
-    params.add_argument("--profile", choices=run.PROFILES, default=None,
+    params.add_argument("--profile", choices=PROFILES, default=None,
                         help="show this profile's values (default: the defaults)")
+    params.add_argument("--root", type=Path, default=None,
+                        help="the book's checkout (default: the working directory or a folder above it)")
     plan = sub.add_parser("plan", formatter_class=formatter,
                           help="list a chapter's training and scoring jobs with their FLOPs and GPU hours")
     plan.add_argument("chapter")
     add_profile_options(plan)
     plan.set_defaults(profile="full")
-    plan.add_argument("--gpu", default="h100", help=f"the GPU the hours are estimated for: {', '.join(GPUS)}")
-    sub.add_parser("chapters", help="list the chapters in book order")
-    bench.add_arguments(sub.add_parser("bench", formatter_class=formatter,
-                                       help="time the engines against HF Trainer and lm-evaluation-harness"))
-    args = parser.parse_args(argv)
+    plan.add_argument("--gpu", default="h100", help="the GPU the hours are estimated for (h100, a100, ...)")
+    plan.add_argument("--root", type=Path, default=None,
+                        help="the book's checkout (default: the working directory or a folder above it)")
+    chapters_cmd = sub.add_parser("chapters", help="list the chapters in book order")
+    chapters_cmd.add_argument("--root", type=Path, default=None,
+                        help="the book's checkout (default: the working directory or a folder above it)")
+    # bench's own options are declared by rcstudy.bench, which is imported only when it runs
+    bench_cmd = sub.add_parser("bench", add_help=False,
+                               help="time the engines against HF Trainer and lm-evaluation-harness "
+                                    "(rcstudy bench --help lists its options)")
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "bench":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    use_checkout(args)
+
+    from . import run
+    from .config import ConfigError
 
     if args.command == "bench":
-        return bench.run_from_args(args)
+        from . import bench
+
+        bench_parser = bench.add_arguments(argparse.ArgumentParser(prog="rcstudy bench", formatter_class=formatter,
+                                                                   description=bench_cmd.description))
+        return bench.run_from_args(bench_parser.parse_args(rest))
     if args.command == "chapters":
         print("\n".join(run.toc_chapters()))
         return 0
@@ -113,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             print(f"ok: {', '.join(chapters)} ({args.profile})")
             return 0
-    root = (args.root or run.book_root()).resolve()
+    root = publish_root(args).resolve()
     run.prepare_book_root(root)
     if not (args.command == "build" and args.no_run):
         results = run.run_chapters(chapters, args.profile, overrides, online=args.online,
@@ -129,9 +156,39 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def is_checkout(folder: Path) -> bool:
+    """rcstudy.settings.is_project, without importing the library first."""
+    return (folder / "_toc.yml").is_file() and (folder / "chapters").is_dir()
+
+
+def use_checkout(args: argparse.Namespace) -> None:
+    """Name the book's checkout for the library (``$RCSTUDY_ROOT``) before it is imported: the
+    ``--root`` of a command that reads one, or a run's ``--root`` that is a checkout itself."""
+    root = getattr(args, "root", None)
+    if root is None or os.environ.get("RCSTUDY_ROOT"):
+        return
+    if args.command in ("params", "plan", "check", "chapters") or is_checkout(root):
+        os.environ["RCSTUDY_ROOT"] = str(root.expanduser().resolve())
+
+
+def publish_root(args: argparse.Namespace) -> Path:
+    """Where a run publishes and a build renders: ``--root``, else ``$RCSTUDY_BOOK_ROOT``, else the
+    checkout, except for the smoke profile, whose tiny models' numbers must never replace the
+    published book: it goes to :data:`SMOKE_ROOT` in the checkout."""
+    from .settings import book_root, project_root
+
+    if args.root is not None:
+        return args.root
+    if args.profile == "smoke" and not os.environ.get("RCSTUDY_BOOK_ROOT"):
+        return project_root() / SMOKE_ROOT
+    return book_root()
+
+
 def show_params(chapter: str, profile: str | None) -> int:
     """Print a chapter's parameters as a table."""
+    from . import run
     from .chapters import config_class
+    from .config import ConfigError
 
     if chapter not in run.toc_chapters():
         return error(f"unknown chapter {chapter!r}; see `rcstudy chapters`")
@@ -156,6 +213,8 @@ def show_plan(chapter: str, profile: str, gpu: str, params: list[str]) -> int:
     import pandas as pd
 
     from . import plan as planning
+    from . import run
+    from .config import ConfigError
     from .errors import RcstudyError
 
     try:

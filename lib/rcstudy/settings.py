@@ -6,6 +6,7 @@ runner can point the library elsewhere without touching code.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -14,8 +15,44 @@ from pathlib import Path
 #: kernel's stderr, which Jupyter shows under the cell and the book leaves out of its pages.
 PROGRESS_ENV = "RCSTUDY_PROGRESS"
 
-#: The repository root (two levels above ``lib/rcstudy``). Used only for defaults.
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+#: Names the book's checkout (the folder holding ``_toc.yml`` and ``chapters/``); ``rcstudy --root``
+#: sets it for the commands that read a checkout.
+ROOT_ENV = "RCSTUDY_ROOT"
+
+
+def is_project(folder: Path) -> bool:
+    """Whether ``folder`` is a checkout of the book: its ``_toc.yml`` beside its ``chapters/``."""
+    return (folder / "_toc.yml").is_file() and (folder / "chapters").is_dir()
+
+
+def find_project_root() -> Path:
+    """The book's checkout: ``$RCSTUDY_ROOT``; else the working directory or the nearest folder above
+    it that is one (:func:`is_project`); else the checkout this package is installed from in
+    development mode (two levels above ``lib/rcstudy``); else the working directory, where a command
+    that needs the book then says what it looked for."""
+    value = os.environ.get(ROOT_ENV)
+    if value:
+        return Path(value).expanduser().resolve()
+    cwd = Path.cwd().resolve()
+    for folder in (cwd, *cwd.parents):
+        if is_project(folder):
+            return folder
+    source = Path(__file__).resolve().parents[2]
+    return source if is_project(source) else cwd
+
+
+@functools.cache
+def project_root() -> Path:
+    """The book's checkout (:func:`find_project_root`), found once per process, when first asked:
+    the command line sets ``$RCSTUDY_ROOT`` from ``--root`` before anything asks."""
+    return find_project_root()
+
+
+def __getattr__(name: str):
+    # ``PROJECT_ROOT`` is the checkout, found when first imported (not when this module is).
+    if name == "PROJECT_ROOT":
+        return project_root()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _path_from_env(var: str, default: Path) -> Path:
@@ -25,22 +62,30 @@ def _path_from_env(var: str, default: Path) -> Path:
 
 def data_dir() -> Path:
     """The datasets' root folder: ``$RCSTUDY_DATA``, else ``data/`` in the project."""
-    return _path_from_env("RCSTUDY_DATA", PROJECT_ROOT / "data")
+    return _path_from_env("RCSTUDY_DATA", project_root() / "data")
 
 
 def chapters_dir() -> Path:
     """The chapters' MyST sources and their ``params/``: ``$RCSTUDY_CHAPTERS``, else ``chapters/``."""
-    return _path_from_env("RCSTUDY_CHAPTERS", PROJECT_ROOT / "chapters")
+    return _path_from_env("RCSTUDY_CHAPTERS", project_root() / "chapters")
 
 
 def cache_dir() -> Path:
     """Root of the project's on-disk caches (results, converted models)."""
-    return _path_from_env("RCSTUDY_CACHE", PROJECT_ROOT / ".cache")
+    return _path_from_env("RCSTUDY_CACHE", project_root() / ".cache")
+
+
+def user_cache_dir() -> Path:
+    """The user's cache for this library, shared by every checkout: ``$XDG_CACHE_HOME/rcstudy``,
+    else ``~/.cache/rcstudy``."""
+    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
+    return Path(base).expanduser().resolve() / "rcstudy"
 
 
 def models_dir() -> Path:
-    """Converted model copies (e.g. SmolLM2 from GGUF); kept apart so tests can share them."""
-    return _path_from_env("RCSTUDY_MODELS", cache_dir() / "models")
+    """Converted model copies (SmolLM2 de-quantised from GGUF): ``$RCSTUDY_MODELS``, else the user's
+    cache (:func:`user_cache_dir`), so every clone and test run shares one copy."""
+    return _path_from_env("RCSTUDY_MODELS", user_cache_dir() / "models")
 
 
 #: A folder of architecture replicas (:mod:`rcstudy.models.replicas`): when set, every Hub id loads
@@ -61,7 +106,7 @@ def refresh_requested() -> bool:
 
 def book_root() -> Path:
     """The folder holding ``_config.yml``/``_toc.yml``; published notebooks go to ``<root>/book``."""
-    return _path_from_env("RCSTUDY_BOOK_ROOT", PROJECT_ROOT)
+    return _path_from_env("RCSTUDY_BOOK_ROOT", project_root())
 
 
 def exports_dir() -> Path:

