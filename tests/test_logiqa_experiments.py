@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from rcstudy import papers, runtime, sampling
+from rcstudy import papers, report, runtime, sampling
 from rcstudy.data.records import MCItem
 from rcstudy.experiments import logiqa as ex
 from rcstudy.stats import direction, paired_difference
@@ -197,7 +197,7 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     assert {"tiny-bert", "no paragraph", "no question", "options only", "tiny-bert_ReClor"} <= set(trained.index)
     assert set(trained.index) == set(res.losses)
     stuck = trained.index[trained["learned"] == "NO"]
-    assert all(name in res.facts["logiqa_loss_warnings"].data for name in stuck)
+    assert all(report.md_text(name) in res.facts["logiqa_loss_warnings"].data for name in stuck)  # names shown as text
     # the zero-shot LM under both harness accuracies, on all of Test, and the length preference
     assert res.facts["logiqa_lm_n"] == 10 and res.facts["logiqa_lm_acc"].endswith("]")
     assert 0 <= res.facts["logiqa_lm_picks_shortest"] <= 100 and 0 <= res.facts["logiqa_gold_shortest"] <= 100

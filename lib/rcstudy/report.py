@@ -173,11 +173,6 @@ class Claim:
         return v if v in VERDICT_ORDER else VERDICTS[None]
 
 
-def _h(value) -> str:
-    """``value`` as HTML text (every value of the claims table is escaped)."""
-    return html.escape(str(value), quote=True)
-
-
 def _null_text(spec: ClaimSpec) -> str:
     """The negative control in words: what it is and the rule's verdict on it."""
     try:
@@ -275,16 +270,16 @@ class ClaimLog:
             return f"{c.power_from} (ours: {c.ours}){need}"
 
         def how(c: Claim) -> str:
-            return f"{_h(c.test)}<br/><small>Rule: {_h(c.rule)}</small>" if c.rule else _h(c.test)
+            return f"{html_text(c.test)}<br/><small>Rule: {html_text(c.rule)}</small>" if c.rule else html_text(c.test)
 
         def evidence(c: Claim) -> str:
-            judged = f"<br/><small>Compared: {_h(c.judged)}</small>" if c.judged else ""
-            return _h(c.evidence) + judged
+            judged = f"<br/><small>Compared: {html_text(c.judged)}</small>" if c.judged else ""
+            return html_text(c.evidence) + judged
 
         return "".join(
-            f'<tr class="verdict-{_h(c.kind.replace(" ", "-"))}"><td>{_h(c.claim)}</td>'
-            f"<td>{how(c)}</td><td>{evidence(c)}</td><td>{_h(c.null or '—')}</td>"
-            f"<td>{_h(power(c))}</td><td><strong>{_h(c.verdict)}</strong></td></tr>"
+            f'<tr class="verdict-{html_text(c.kind.replace(" ", "-"))}"><td>{html_text(c.claim)}</td>'
+            f"<td>{how(c)}</td><td>{evidence(c)}</td><td>{html_text(c.null or '—')}</td>"
+            f"<td>{html_text(power(c))}</td><td><strong>{html_text(c.verdict)}</strong></td></tr>"
             for c in rows
         )
 
