@@ -39,7 +39,8 @@ from . import config
 from .chapters import config_class, toc_chapters
 from .cache import atomic_write_bytes, file_checksum, fingerprint
 from .config import ConfigError
-from .settings import PROGRESS_ENV, PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, refresh_requested
+from .settings import (PROGRESS_ENV, PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, kernel_options,
+                       refresh_requested)
 
 CHAPTERS_DIR = chapters_dir()
 PARAMS_DIR = CHAPTERS_DIR / "params"
@@ -271,7 +272,7 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
     try:
         in_worker_thread(lambda: papermill.execute_notebook(
             nb, str(staging), parameters=params, kernel_name="python3", cwd=str(PROJECT_ROOT),
-            progress_bar=progress, report_mode=False,
+            progress_bar=progress, report_mode=False, **kernel_options(),
         ))
     except PapermillExecutionError as e:
         shutil.move(staging, failed)

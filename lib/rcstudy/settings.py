@@ -112,3 +112,28 @@ def book_root() -> Path:
 def exports_dir() -> Path:
     """Files a chapter exports for users and for later chapters (e.g. ReClor's EASY/HARD split)."""
     return _path_from_env("RCSTUDY_EXPORTS", book_root() / "book" / "exports")
+
+
+def kernel_options() -> dict:
+    """How the runner starts a chapter's kernel (keyword arguments of ``papermill.execute_notebook``).
+
+    * Its own file descriptors are left alone (``capture_fd_output=False``): what the library writes
+      to ``sys.__stderr__`` — the progress bars (:data:`PROGRESS_ENV` ``terminal``) — reaches the
+      runner's terminal, never the notebook, while ``print`` and ``sys.stderr`` still go into it.
+    * tqdm's notice that Jupyter widgets are missing (raised when a library imports ``tqdm.auto`` in
+      a kernel) is not kept in the notebook: the pages show no progress bars at all.
+    * It talks to the runner over local IPC sockets, not TCP: nothing listens on the network, and
+      the kernel has no transport warning to print.
+    """
+    from traitlets.config import Config
+
+    config = Config()
+    config.KernelManager.transport = "ipc"
+    return {
+        "extra_arguments": [
+            "--IPKernelApp.capture_fd_output=False",
+            '--IPKernelApp.exec_lines=import warnings; warnings.filterwarnings("ignore", "IProgress not found"); '
+            "del warnings",
+        ],
+        "config": config,
+    }
