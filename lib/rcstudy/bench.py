@@ -1201,7 +1201,10 @@ def _warm_up_clause(results: dict) -> str:
 
 def headline(results: dict) -> str:
     """The benchmark page's summary of a record, in words: the speed against the strongest
-    ``Trainer`` configuration (said plainly where ours is not faster), the quality verdict and the scoring."""
+    ``Trainer`` configuration (said plainly where ours is not faster), the quality verdict and the scoring.
+    Text read from the record (model, verdict, machine) is shown as text, never as Markdown."""
+    from .report import md_text
+
     parts = []
     if t := results.get("training"):
         ratio, strongest = t["speedup"], t["strongest"]
@@ -1211,11 +1214,11 @@ def headline(results: dict) -> str:
         else:
             speed = f"no faster than {REFERENCE_NAMES[strongest]} ({ratio:.2f} times its questions per second)"
         met = "meets" if ratio >= TARGETS["train_speedup"] else "misses"
-        parts.append(f"our trainer fine-tuned {t['model']} at {speed}, the faster reference here, which {met} the "
+        parts.append(f"our trainer fine-tuned {md_text(t['model'])} at {speed}, the faster reference here, which {met} the "
                      f"target of {TARGETS['train_speedup']:g}, and at {t['speedups'][other]:.2f} times "
                      f"{REFERENCE_NAMES[other]}{_warm_up_clause(results)}")
     if q := results.get("quality"):
-        parts.append(f"trained where both should learn, their accuracies compare as: {q['verdict']}")
+        parts.append(f"trained where both should learn, their accuracies compare as: {md_text(q['verdict'])}")
     if s := results.get("scoring"):
         parts.append(f"the LogiQA scorer ran {s['speedup']:.2f} times as fast as lm-evaluation-harness's `logiqa` "
                      f"task on {s['items']} questions, with the same `acc` prediction on "
@@ -1225,7 +1228,7 @@ def headline(results: dict) -> str:
                      f"`record` task on {s['record']['items']} ReCoRD queries, with the same prediction on "
                      f"{s['record']['identical_predictions']}")
     if not parts:
-        return f"The {results['hardware']['device']} run has no training or scoring stage."
+        return f"The {md_text(results['hardware']['device'])} run has no training or scoring stage."
     return f"On the {_where(results)} run, " + "; ".join(parts) + "." + code_note(results)
 
 
@@ -1253,8 +1256,11 @@ def code_note(results: dict) -> str:
 
 
 def _where(results: dict) -> str:
+    """The machine of a record in a few words, as Markdown text (a GPU's name is the record's text)."""
+    from .report import md_text
+
     h = results["hardware"]
-    return h.get("gpu") or f"{h['cpu_count']}-core CPU"
+    return md_text(h["gpu"]) if h.get("gpu") else f"{int(h['cpu_count'])}-core CPU"
 
 
 def hardware_line(results: dict) -> str:
