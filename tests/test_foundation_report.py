@@ -73,37 +73,74 @@ def test_claims_round_trip_through_a_notebook(tmp_path):
     assert report.claims_from_notebook(path) == log.claims
 
 
-def test_a_row_learned_only_below_two_percent_of_ln_k():
+def _right(share: float, n: int = 400) -> np.ndarray:
+    """Held-out correctness: the first ``share`` of ``n`` items right."""
+    return (np.arange(n) < share * n).astype(float)
+
+
+def test_a_row_learned_only_when_its_held_out_accuracy_beats_chance():
     assert learning.final_loss([3.0] * 90 + [1.0] * 10) == pytest.approx(1.0)  # the last tenth of the steps
-    flat = learning.check("flat", [[1.386, 1.3863, 1.385, 1.384]], k=4)
-    assert not flat.learned and "did not learn" in learning.warnings_text([flat])
-    edge = learning.check("edge", [[1.5, 0.98 * math.log(4) - 1e-3]], k=4)  # just below the 2% band
-    assert edge.learned and learning.warnings_text([edge]) == ""
-    two_seeds = learning.check("seeds", [[1.4, 1.0], [1.4, 1.5]], k=4)  # finals averaged over seeds
-    assert two_seeds.final == pytest.approx(1.25) and two_seeds.learned
-    assert not learning.check("binary", [[0.7, 0.69]], k=2).learned  # ln 2 = 0.693
-    assert "1.441, is above ln 4" in learning.check("worse", [[1.5, 1.441]], k=4).warning()
+    # memorised: the training loss falls from 2.7 to 0.4 (ReCoRD's ASReader), held-out accuracy at chance
+    memorised = learning.check("ASReader", [[2.7] * 9 + [0.4]], k=4, correct=_right(0.25), heldout="dev")
+    assert memorised.training_fell and not memorised.learned
+    text = learning.warnings_text([memorised])
+    assert "did not learn" in text and "on dev" in text and "fitted its training items" in text
+    assert memorised.columns()["learned"] == "NO" and memorised.columns()["training loss"] == "2.700 → 0.400"
+    # a flat training loss with a held-out accuracy clearly above chance: learned
+    fine = learning.check("fine", [[1.386, 1.385]], k=4, correct=_right(0.45))
+    assert fine.learned and learning.warnings_text([fine]) == ""
+    # above chance by a point estimate only: the whole interval must clear it
+    assert not learning.check("edge", [[1.5, 1.0]], k=4, correct=_right(0.28, 200)).learned
+    # seeds are a level above items: two seeds, one at chance, one above, do not make a row learned
+    split = learning.check("seeds", [[1.4, 1.0], [1.4, 1.0]], k=4, correct=np.vstack([_right(0.25), _right(0.6)]))
+    assert split.accuracy.estimate == pytest.approx(42.5) and not split.learned
+    # no held-out score: not shown to have learned, whatever the training loss did
+    blind = learning.check("blind", [[1.4, 0.1]], k=4)
+    assert not blind.learned and "no score on held-out items" in blind.warning()
     with pytest.raises(ValueError, match="no training losses"):
         learning.final_loss([])
+
+
+def test_held_out_loss_below_ln_k_counts_as_learning():
+    labels = np.zeros(300, dtype=int)
+    sure = np.tile([2.0, 0.0, 0.0, 0.0], (300, 1))  # the gold option's logit 2 above the others
+    assert learning.heldout_losses(sure, labels)[0, 0] == pytest.approx(math.log(1 + 3 * math.exp(-2)))
+    row = learning.check("by loss", None, k=4, scores=sure, labels=labels)
+    assert row.learned and row.heldout_loss.high < math.log(4) and row.accuracy is None
+    flat = learning.check("flat", None, k=4, scores=np.zeros((300, 4)), labels=labels)
+    assert not flat.learned and flat.heldout_loss.estimate == pytest.approx(math.log(4))
+    assert "held-out loss" in flat.describe()
+
+
+def test_chance_can_vary_by_item_and_prompted_models_are_gated_alike():
+    # ReCoRD: each query's chance is 1 / its number of candidates
+    p = np.r_[np.full(200, 0.1), np.full(200, 0.5)]
+    at_chance = learning.check("ASReader", None, 10, correct=(np.arange(400) % 10 < 3).astype(float), chance=p)
+    assert at_chance.chance_accuracy == pytest.approx(30.0) and not at_chance.learned
+    lm = learning.prompted("SmolLM2", _right(0.247, 300), 4, task="the main questions")
+    assert not lm.learned and lm.first is None and lm.columns()["training loss"] == "—"
+    assert "the main questions" in lm.warning()
 
 
 def test_varying_numbers_of_options_guess_at_the_mean_of_ln_k():
     k = learning.guessing_k([2, 8])  # guessing costs (ln 2 + ln 8) / 2 = ln 4
     assert k == pytest.approx(4) and learning.guessing_k([5, 5, 5]) == pytest.approx(5)
     varied = learning.check("ASReader", [[2.3, 2.29]], k=learning.guessing_k([9, 11]))
-    assert not varied.learned and "ln 9.95 = 2.298" in varied.warning() and "ln 9.95" in varied.columns()
-    assert "ln 4 =" in learning.check("four", [[1.4, 1.39]], k=4.0).warning()  # a whole k prints as one
+    assert "ln 9.95 = 2.298" in varied.warning() and "ln 9.95" in varied.columns()
     with pytest.raises(ValueError, match="at least one"):
         learning.guessing_k([])
 
 
-def test_a_claim_resting_on_a_row_that_did_not_learn_gets_no_verdict(tmp_path):
+def test_a_claim_resting_on_a_row_that_did_not_learn_is_model_at_chance(tmp_path):
     log = report.ClaimLog("reclor")
-    stuck = learning.check("MiniLM (C, Q, A)", [[1.386, 1.385]], k=4)
-    fine = learning.check("MiniLM (A)", [[1.386, 1.0]], k=4)
+    # the training loss fell, the held-out accuracy is at chance: the claim is not judged
+    stuck = learning.check("MiniLM (C, Q, A)", [[1.386, 0.2]], k=4, correct=_right(0.25), heldout="ReClor val")
+    stuck = learning.with_full_profile({"row": stuck}, {"MiniLM (C, Q, A)": "3.2 GPU hours (3 jobs)"})["row"]
+    fine = learning.check("MiniLM (A)", [[1.386, 1.0]], k=4, correct=_right(0.5))
     c = log.judge("easy-vs-hard", {"gap": 30.0}, "EASY 60%, HARD 30%", rests_on=[stuck, fine])
     assert c.holds is None and c.verdict == report.NOT_LEARNED == "model at chance"
-    assert "MiniLM (C, Q, A): training loss" in c.evidence and "MiniLM (A)" not in c.evidence
+    assert "MiniLM (C, Q, A): accuracy on ReClor val" in c.evidence and "MiniLM (A)" not in c.evidence
+    assert "3.2 GPU hours" in c.evidence
     hard = Interval(30.0, 25.0, 35.0, 0.95, 280)  # its 90% interval lies within the paper's 30 ± 6.2
     assert log.judge("hard-near-chance", {"hard": hard}, "HARD 30%", rests_on=[fine]).verdict == "holds"
 

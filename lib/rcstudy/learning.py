@@ -1,25 +1,34 @@
-"""Did a trained model learn? Its training loss against the loss of guessing.
+"""Did a model learn? Its score on held-out items against chance, with an interval.
 
-A k-way classifier that has learned nothing predicts the uniform distribution, whose
-cross-entropy is ln k (1.386 for four options); with a number of options that varies from
-question to question, the loss of guessing is the mean of ln k, which is ln of their geometric
-mean (:func:`guessing_k`). A trained row whose final training loss is
-within :data:`CHANCE_MARGIN` (2%) of ln k did not learn: the page shows a warning beside its
-table (:func:`warnings_text`), and no claim resting on it gets a verdict
-(:meth:`rcstudy.report.ClaimLog.judge`, ``rests_on``). The final loss is the mean over the last
-:data:`FINAL_SHARE` of the optimiser steps, so one noisy batch does not decide it.
+A falling training loss is not learning: a model can memorise a small training set (ReCoRD's
+ASReader goes from 2.7 to 0.4 on 182 queries and scores below random on dev). A row counts as
+*learned* only when what it does on items it was not trained on beats chance as a whole interval:
+its held-out accuracy's bootstrap interval (seeds, then items; :func:`rcstudy.stats.hierarchical_ci`)
+minus chance lies wholly above zero, or its held-out loss's interval lies wholly below ln k, the
+loss of guessing among k options. A prompted language model is gated the same way, on the task its
+claims rest on (:func:`prompted`). A row that did not learn gets a warning beside its table
+(:func:`warnings_text`), and every claim resting on it is "model at chance"
+(:meth:`rcstudy.report.ClaimLog.judge`, ``rests_on``), with what the full profile would spend on
+that row (``full_profile``).
+
+The training loss is still shown (first and last tenth of the steps, :data:`FINAL_SHARE`): beside
+a held-out score at chance, a falling one says the row memorised. With a number of options that
+varies from question to question, the loss of guessing is the mean of ln k, which is ln of their
+geometric mean (:func:`guessing_k`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-#: How close to ln k (as a share of it) a final loss must come for the row to count as not learned.
+from .stats import Interval, hierarchical_ci
+
+#: How close to ln k (as a share of it) a final training loss must come to count as not falling.
 CHANCE_MARGIN = 0.02
 #: The share of the last optimiser steps whose mean loss is the final loss.
 FINAL_SHARE = 0.1
@@ -49,12 +58,19 @@ def guessing_k(option_counts: Sequence[int]) -> float:
 
 @dataclass(frozen=True)
 class LossCheck:
-    """One trained row's training loss against ln k (``final``: the mean over seeds)."""
+    """One trained row (or prompted model): its training loss, and its held-out loss and accuracy
+    against chance. ``learned`` reads only the held-out side."""
 
     name: str
     k: float  # options per question (a geometric mean where it varies: :func:`guessing_k`)
-    first: float
-    final: float
+    first: float | None = None  # training loss, first tenth of the steps (None: not trained here)
+    final: float | None = None  # training loss, last tenth (mean over seeds)
+    accuracy: Interval | None = None  # held-out accuracy (%), 95% bootstrap interval
+    margin: Interval | None = None  # held-out accuracy minus chance (points), 95% bootstrap interval
+    heldout_loss: Interval | None = None  # held-out cross-entropy (nats), 95% bootstrap interval
+    chance: float | None = None  # chance accuracy (%): 100/k, or the mean of each item's 1/k
+    heldout: str = "held-out items"  # which items, in words ("ReClor val", "LogiQA Test")
+    full_profile: str = ""  # what the full profile would spend on this row (the plan's GPU hours)
 
     @property
     def k_text(self) -> str:
@@ -65,23 +81,65 @@ class LossCheck:
         return math.log(self.k)
 
     @property
+    def chance_accuracy(self) -> float:
+        return 100 / self.k if self.chance is None else self.chance
+
+    @property
+    def training_fell(self) -> bool | None:
+        """Whether the final training loss is below ln k by more than :data:`CHANCE_MARGIN` (None: no
+        training loss)."""
+        return None if self.final is None else self.final < (1 - CHANCE_MARGIN) * self.chance_loss
+
+    @property
     def learned(self) -> bool:
-        return self.final < (1 - CHANCE_MARGIN) * self.chance_loss
+        """Held-out accuracy above chance (its whole interval minus chance above 0), or held-out loss
+        below ln k (its whole interval). Without a held-out score a row is not shown to have learned."""
+        by_accuracy = self.margin is not None and math.isfinite(self.margin.low) and self.margin.low > 0
+        by_loss = (self.heldout_loss is not None and math.isfinite(self.heldout_loss.high)
+                   and self.heldout_loss.high < self.chance_loss)
+        return by_accuracy or by_loss
 
     def columns(self) -> dict[str, object]:
-        """The loss columns of a table of trained rows (:func:`table`)."""
-        return {"loss: first": round(self.first, 3), "loss: final": round(self.final, 3),
-                f"ln {self.k_text}": round(self.chance_loss, 3), "learned": "yes" if self.learned else "NO"}
+        """The columns of a table of trained rows (:func:`table`)."""
+        def loss(iv: Interval | None) -> str:
+            return "n/a" if iv is None else f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
+
+        return {"training loss": "—" if self.first is None else f"{self.first:.3f} → {self.final:.3f}",
+                "held-out loss": loss(self.heldout_loss), f"ln {self.k_text}": round(self.chance_loss, 3),
+                "held-out accuracy": "n/a" if self.accuracy is None else str(self.accuracy),
+                "chance": round(self.chance_accuracy, 1), "learned": "yes" if self.learned else "NO"}
 
     def describe(self) -> str:
-        return (f"{self.name}: training loss {self.first:.3f} → {self.final:.3f} "
-                f"(ln {self.k_text} = {self.chance_loss:.3f})")
+        parts = []
+        if self.accuracy is not None:
+            parts.append(f"accuracy on {self.heldout} {self.accuracy} against chance {self.chance_accuracy:.1f}"
+                         + (f" (margin {self.margin})" if self.margin is not None else ""))
+        if self.heldout_loss is not None:
+            parts.append(f"held-out loss {self.heldout_loss.estimate:.3f} [{self.heldout_loss.low:.3f}, "
+                         f"{self.heldout_loss.high:.3f}] against ln {self.k_text} = {self.chance_loss:.3f}")
+        if self.first is not None:
+            parts.append(f"training loss {self.first:.3f} → {self.final:.3f}")
+        text = f"{self.name}: " + ("; ".join(parts) if parts else "no held-out score")
+        return text + (f"; the full profile would need {self.full_profile}" if self.full_profile else "")
 
     def warning(self) -> str:
-        where = "above" if self.final > self.chance_loss else f"within {CHANCE_MARGIN:.0%} of"
-        return (f"⚠ {self.name} did not learn: its final training loss, {self.final:.3f}, is {where} "
-                f"ln {self.k_text} = {self.chance_loss:.3f}, the loss of guessing. Its accuracy is chance plus "
-                "noise, and no claim rests on it.")
+        if self.accuracy is None and self.heldout_loss is None:
+            what = f"it has no score on {self.heldout}, so it is not shown to have learned"
+        else:
+            what = (f"its accuracy on {self.heldout}, {self.accuracy}, is not above chance ({self.chance_accuracy:.1f}%) "
+                    "as a whole interval" if self.accuracy is not None else
+                    f"its loss on {self.heldout} is not below ln {self.k_text} = {self.chance_loss:.3f} as a whole "
+                    "interval")
+        trained = ""
+        if self.training_fell:
+            trained = (f" Its training loss fell ({self.first:.3f} → {self.final:.3f}, below ln {self.k_text} = "
+                       f"{self.chance_loss:.3f}): it fitted its training items without learning what carries over.")
+        elif self.final is not None:
+            trained = (f" Its training loss stayed at the loss of guessing ({self.first:.3f} → {self.final:.3f}; "
+                       f"ln {self.k_text} = {self.chance_loss:.3f}).")
+        full = f" The full profile would need {self.full_profile} for this row." if self.full_profile else ""
+        return (f"⚠ {self.name} did not learn: {what}.{trained} Every claim resting on it is "
+                f"\"model at chance\".{full}")
 
 
 def loss_ends(curves: Sequence[Sequence[float]]) -> tuple[float, float]:
@@ -91,13 +149,63 @@ def loss_ends(curves: Sequence[Sequence[float]]) -> tuple[float, float]:
     return float(np.mean(firsts)), float(np.mean([final_loss(c) for c in curves]))
 
 
-def check(name: str, curves: Sequence[Sequence[float]], k: float) -> LossCheck:
-    """The :class:`LossCheck` of a row trained with one or more seeds (one loss curve each)."""
-    return LossCheck(name, k, *loss_ends(curves))
+def _runs(values) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    return arr[None, :] if arr.ndim == 1 else arr
+
+
+def heldout_losses(scores, labels: Sequence[int]) -> np.ndarray:
+    """Per (seed, item) cross-entropy of the softmax of ``scores`` — (seeds, items, options) or
+    (items, options), NaN for options an item does not have — at the gold option (NaN where the
+    item has no gold label, a label below 0)."""
+    s = np.asarray(scores, dtype=float)
+    s = s[None] if s.ndim == 2 else s
+    labels = np.asarray(labels, dtype=int)
+    masked = np.where(np.isfinite(s), s, -np.inf)
+    top = masked.max(axis=-1, keepdims=True)
+    logz = np.log(np.exp(masked - top).sum(axis=-1)) + top[..., 0]
+    gold = np.take_along_axis(masked, np.clip(labels, 0, None)[None, :, None].repeat(s.shape[0], 0), -1)[..., 0]
+    return np.where(labels[None, :] >= 0, logz - gold, np.nan)
+
+
+def check(name: str, curves: Sequence[Sequence[float]] | None, k: float, *, correct=None, chance=None,
+          scores=None, labels: Sequence[int] | None = None, clusters: Sequence | None = None,
+          heldout: str = "held-out items", seed: int = 0) -> LossCheck:
+    """The :class:`LossCheck` of a row trained with one or more seeds (``curves``: one training-loss
+    curve each; None for a model not trained here). ``correct``: its held-out correctness (0/1, or a
+    score in [0, 1]), (items,) or (seeds, items); ``chance``: the probability of being right by
+    guessing, one number or one per item (default 1/k); ``scores`` and ``labels``: its held-out
+    option scores (logits), for the held-out loss; ``clusters``: items that are not independent
+    (subquestions of one main question) share a label. Intervals resample seeds, then clusters."""
+    first, final = loss_ends(curves) if curves else (None, None)
+    accuracy = margin = loss = None
+    p = None
+    if correct is not None:
+        runs = _runs(correct)
+        p = np.broadcast_to(np.asarray(1 / k if chance is None else chance, dtype=float), runs.shape[1:])
+        accuracy = hierarchical_ci(runs, clusters=clusters, seed=seed)
+        margin = hierarchical_ci(runs - p[None, :], clusters=clusters, seed=seed)
+    if scores is not None and labels is not None:
+        loss = hierarchical_ci(heldout_losses(scores, labels), clusters=clusters, seed=seed, scale=1.0)
+    return LossCheck(name, k, first, final, accuracy, margin, loss,
+                     None if p is None else float(100 * p.mean()), heldout)
+
+
+def prompted(name: str, correct, k: float, *, task: str, chance=None, clusters: Sequence | None = None,
+             seed: int = 0) -> LossCheck:
+    """A prompted (not trained) model gated on ``task``, the items its claim rests on: its accuracy
+    there against chance, as for a trained row."""
+    return check(name, None, k, correct=correct, chance=chance, clusters=clusters, heldout=task, seed=seed)
+
+
+def with_full_profile(checks: dict, needs: dict[str, str]) -> dict:
+    """``checks`` with each row's ``full_profile`` text from ``needs`` (by row name)."""
+    return {key: replace(c, full_profile=needs.get(c.name, c.full_profile)) for key, c in checks.items()}
 
 
 def table(checks: Sequence[LossCheck]) -> pd.DataFrame:
-    """One row per trained row: its training loss (first and final tenth of the steps) against ln k."""
+    """One row per trained row: training loss (first → final tenth of the steps), held-out loss
+    against ln k, held-out accuracy against chance, and whether it learned."""
     return pd.DataFrame.from_dict({c.name: c.columns() for c in checks}, orient="index")
 
 

@@ -23,8 +23,9 @@ from .stats import Interval, MeanSD
 
 CLAIMS_SUFFIX = "_claims"
 VERDICTS = {True: Verdict.HOLDS.value, False: Verdict.DOES_NOT_HOLD.value, None: Verdict.NOT_TESTABLE.value}
-#: The verdict of a claim that rests on a trained row whose training loss stayed at ln k, the loss
-#: of guessing among k options (:mod:`rcstudy.learning`): the model is at chance, so no verdict.
+#: The verdict of a claim that rests on a model that did not learn: a trained row (or a prompted
+#: model, on the task the claim rests on) whose held-out accuracy does not beat chance as a whole
+#: interval (:mod:`rcstudy.learning`; a falling training loss is not enough). No verdict.
 NOT_LEARNED = Verdict.AT_CHANCE.value
 #: No verdict from our evidence: it could not have reached one if the truth were the paper's
 #: (power below the target), or it could have and did not (:class:`rcstudy.claims.Power`); or no
@@ -208,8 +209,10 @@ class ClaimLog:
     def judge(self, id: str, evidence: Mapping | None, text: str, *, rests_on: Sequence[LossCheck] = ()) -> Claim:
         """Record the verdict of declared claim (or check) ``id`` on ``evidence`` (named values;
         None: the data here cannot test it), with ``text`` saying the evidence in words.
-        ``rests_on``: the trained rows the evidence comes from; if one of them did not learn, the
-        verdict is "model at chance". A compared quantity given as a point, with no interval, gets
+        ``rests_on``: the models the evidence comes from (:class:`rcstudy.learning.LossCheck`); if
+        one of them did not learn — its held-out accuracy does not beat chance with its interval —
+        the verdict is "model at chance", and the record says what the full profile would spend on
+        it. A compared quantity given as a point, with no interval, gets
         no verdict (not testable here), and the record says what the chapter must compute.
         Power is computed only where there is no verdict."""
         scope = CHECK if id in self.check_specs else CLAIM
