@@ -48,11 +48,6 @@ def test_the_chapters_train_it_on_the_same_questions(fixture_data):
     assert logiqa.reclor_source(logiqa.Config().transfer, logiqa.Config().sizes.seed) == expected
 
 
-#: Full-profile Hub models whose commit could not be looked up offline (pinned when it can be).
-UNPINNED = {"xlnet-large-cased", "allenai/unifiedqa-v2-t5-base-1363200",
-            "allenai/unifiedqa-v2-t5-3b-1363200"}
-
-
 def _strings(value):
     if isinstance(value, str):
         yield value
@@ -64,18 +59,66 @@ def _strings(value):
             yield from _strings(v)
 
 
-def test_full_profile_hub_models_are_pinned_to_a_commit():
-    from rcstudy.experiments import metalogic, record
-    from rcstudy.models.registry import OFFLINE_MODELS, split_revision
+def _full_profiles():
+    from rcstudy.chapters import config_class, toc_chapters
 
-    pinned, unpinned = set(), set()
-    for chapter in (reclor, logiqa, rule, metalogic, record):
-        for s in _strings(asdict(chapter.Config.load("full"))):
-            repo, revision = split_revision(s) if "@" in s else (s, None)
-            if revision:
-                assert len(revision) == 40 and all(c in "0123456789abcdef" for c in revision), s
+    for chapter in toc_chapters():
+        cls = config_class(chapter)
+        if cls is not None:
+            yield chapter, cls.load("full")
+
+
+def test_every_hub_reference_of_the_full_profiles_is_pinned_to_a_commit():
+    """Every model and tokenizer a full profile names — found by its field's type (``ModelName``),
+    whatever the field is called and whether or not the id has a "/" — is offline, tiny, trained
+    here, or a Hub id pinned to a 40-digit commit."""
+    from rcstudy.preflight import hub_references
+    from rcstudy.models.registry import split_revision
+
+    pinned, unpinned = set(), []
+    for chapter, cfg in _full_profiles():
+        for name in hub_references(cfg):
+            repo, revision = split_revision(name)
+            if revision and len(revision) == 40 and all(c in "0123456789abcdef" for c in revision):
                 pinned.add(repo)
-            elif s in UNPINNED or ("/" in s and s.count("/") == 1 and " " not in s and s not in OFFLINE_MODELS):
-                unpinned.add(s)
-    assert {"roberta-large", "roberta-base", "t5-large", "microsoft/deberta-v3-large", "Qwen/Qwen2.5-7B"} <= pinned
-    assert unpinned == UNPINNED
+            else:
+                unpinned.append(f"{chapter}: {name}")
+    assert not unpinned, unpinned
+    assert {"roberta-large", "roberta-base", "t5-large", "microsoft/deberta-v3-large", "Qwen/Qwen2.5-7B",
+            "xlnet-large-cased", "gpt2-large", "bert-base-uncased", "allenai/unifiedqa-v2-t5-base-1363200",
+            "allenai/unifiedqa-v2-t5-3b-1363200"} <= pinned
+
+
+def test_the_typed_model_fields_hold_every_model_a_profile_names():
+    """No model hides in a plain text field: every value of a full or quick profile that is a model
+    name (a pinned id, or a name the key-name heuristic of old found) is in a ``ModelName`` field,
+    the tokenizer of ReClor's Table 2 included."""
+    from dataclasses import asdict
+
+    from rcstudy.chapters import config_class, model_names, toc_chapters
+    from rcstudy.models.registry import model_references
+
+    for chapter in toc_chapters():
+        cls = config_class(chapter)
+        if cls is None:
+            continue
+        for profile in ("quick", "full"):
+            cfg = cls.load(profile)
+            typed = set(model_references(cfg))
+            pins = {s for s in _strings(asdict(cfg)) if "@" in s}
+            assert set(model_names(asdict(cfg))) | pins <= typed, (chapter, profile)
+    assert "bert-base-uncased@86b5e0934494bd15c9632b12f734a8a67f723594" in model_references(reclor.Config.load("full"))
+
+
+def test_the_run_checks_every_hub_reference_before_it_starts(monkeypatch):
+    """The pre-run check asks the local Hub cache for every Hub id by type, tokenizers too: offline,
+    the full profile of ReClor stops before its first cell on the tokenizer as on the models."""
+    from rcstudy import preflight
+
+    asked = []
+    monkeypatch.setattr(preflight, "model_problems", lambda names, online: asked.extend(names) or [])
+    monkeypatch.setattr(preflight, "data_problems", lambda *a, **k: [])
+    preflight.chapter_problems(reclor.Config, reclor.Config.load("full"), online=False)
+    assert "bert-base-uncased@86b5e0934494bd15c9632b12f734a8a67f723594" in asked
+    assert "xlnet-large-cased@37658b4f179eaf971d127d16bfbd9ca676a93034" in asked
+    assert not {"fastText", "Bi-LSTM"} & set(asked)

@@ -1,10 +1,11 @@
 """What a run checks before its first cell, beyond the parameters: models and data.
 
-Each problem is one line naming the chapter and what to do. Models: every model a chapter's
-configuration names resolves — an offline or tiny model, a from-scratch baseline, or a Hub id in
+Each problem is one line naming the chapter and what to do. Models: every model and tokenizer a
+chapter's configuration names (every field typed ``ModelName``, whatever its name:
+:func:`rcstudy.models.registry.model_references`) resolves — an offline or tiny model, a from-scratch baseline, or a Hub id in
 the local Hugging Face cache (with ``--online``, a Hub id is taken on trust: only the Hub can say).
 Data: every dataset the chapter declares (``Config.datasets``) has its files and parses through
-its loader, so a malformed file stops the run with the loader's located error; a dataset the
+its loader (the check its loader module declares, :attr:`~rcstudy.data.registry.DatasetInfo.check`), so a malformed file stops the run with the loader's located error; a dataset the
 configuration reads from a Hub copy (``Config.data_sources``) is read from there, which fails
 at once offline when the copy is not in the local cache.
 """
@@ -12,61 +13,12 @@ at once offline when the copy is not in the local cache.
 from __future__ import annotations
 
 import warnings
-from typing import Callable, Mapping
+from typing import Mapping
 
-from .chapters import hub_models
-from .config import as_dict
+from .chapters import local_models
 from .data.hub import FOLDER
+from .data.registry import DATASETS
 from .errors import DataFileMissing, DatasetUnavailable, ModelUnavailable, RcstudyError
-
-
-def _reclor(source: str = FOLDER):
-    from .data import reclor
-
-    reclor.load_all(source)
-
-
-def _logiqa(source: str = FOLDER):
-    from .data import logiqa
-
-    for lang in ("en", "zh") if source == FOLDER else ("en",):  # the Hub copy is English only
-        for split in ("eval", "test"):
-            logiqa.load_logiqa(split, lang, source=source)
-
-
-def _logiqa2(source: str = FOLDER):
-    from .data import logiqa
-
-    for split in ("dev", "test"):
-        logiqa.load_logiqa2(split, source)
-
-
-def _metalogic():
-    from .data import metalogic
-
-    for split in ("train", "dev", "test"):
-        metalogic.load_split(split)
-
-
-def _rule():
-    from .data import rule
-
-    rule.load_rule()
-    rule.load_prompts()
-
-
-def _record(source: str = FOLDER):
-    from .data import record
-
-    record.load_record(source=source)
-
-
-#: How to read each dataset in full (every split the chapters use); those a chapter can read from
-#: a Hub copy take the source.
-DATASET_CHECKS: dict[str, Callable[..., None]] = {
-    "reclor": _reclor, "logiqa": _logiqa, "logiqa2": _logiqa2, "metalogic": _metalogic, "rule": _rule,
-    "record": _record,
-}
 
 
 def data_problems(datasets: tuple[str, ...], checked: dict[str, list[str]] | None = None,
@@ -84,7 +36,8 @@ def data_problems(datasets: tuple[str, ...], checked: dict[str, list[str]] | Non
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # subsampled copies (the fixtures) warn about their size
-                DATASET_CHECKS[name](*([sources[name]] if name in sources else []))
+                info = DATASETS[name]
+                (info.check or info.splits)(sources.get(name, FOLDER))
         except DataFileMissing as e:
             problems.append(f"{name}: missing data file {e.path} ({e.hint})")
         except DatasetUnavailable as e:  # its message starts with the dataset's name
@@ -111,5 +64,14 @@ def model_problems(names: list[str], *, online: bool) -> list[str]:
 
 def chapter_problems(cls, cfg, *, online: bool, checked: dict[str, list[str]] | None = None) -> list[str]:
     """Everything a chapter needs besides valid parameters, one line per problem."""
-    return (model_problems(hub_models(as_dict(cfg)), online=online)
+    return (model_problems(hub_references(cfg), online=online)
             + data_problems(getattr(cls, "datasets", ()), checked, cfg.data_sources()))
+
+
+def hub_references(cfg) -> list[str]:
+    """The Hub ids a configuration names, models and tokenizers alike: every value of a field typed
+    ``ModelName`` that is not an offline, tiny or locally trained model."""
+    from .models.registry import model_references
+
+    local = local_models()
+    return [name for name in model_references(cfg) if name not in local]

@@ -36,7 +36,7 @@ from ..data.records import MCItem
 from ..errors import DataFileMissing
 from ..jobs import Job, loaded_once, mc_tokens, option_tokens
 from ..models import mc
-from ..models.registry import split_revision
+from ..models.registry import ModelName, split_revision
 from ..models.sequential import finetune_stages_predict
 from ..papers.logiqa import TYPE_NAMES
 from ..prompts.logiqa import ABLATION_FIELDS, ablation_items, lm_inputs
@@ -115,8 +115,8 @@ class Encoder:
     transfer and the analyses. Its model and input length are the shared ReClor model's
     (:mod:`rcstudy.experiments.shared`), so that model is the transfer rows' source stage."""
 
-    model: str = param(_SHARED.model, "the fine-tuned encoder (full: a Hub name)")
-    extra_models: tuple[str, ...] = param((), "more encoders for Table 3 only (full: bert-base-uncased)")
+    model: ModelName = param(_SHARED.model, "the fine-tuned encoder (full: a Hub name)")
+    extra_models: tuple[ModelName, ...] = param((), "more encoders for Table 3 only (full: bert-base-uncased)")
     seeds: tuple[int, ...] = param((_SHARED.seed,), "encoder seeds (also of the ablated and transfer runs)", ge=0)
     n_train: int | None = param(None, "training questions for the encoder (None: all)")
     max_length: int = param(_SHARED.max_length, "tokens per option sequence")
@@ -136,7 +136,7 @@ class Encoder:
 class LM:
     """The causal LM scored zero-shot by option log-likelihood (a modern row, not in the paper)."""
 
-    model: str = param("smollm2-135m", "causal LM scored zero-shot (full: a Hub name)")
+    model: ModelName = param("smollm2-135m", "causal LM scored zero-shot (full: a Hub name)")
     batch_size: int = param(8, "options scored per forward pass")
     n_test: int | None = param(None, "Test questions it scores (None: all 651)")
 

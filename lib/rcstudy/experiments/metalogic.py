@@ -24,7 +24,7 @@ from ..data.metalogic import Metagraph, Prediction
 from ..jobs import Job, loaded_once, option_tokens
 from ..metrics import metalogic as mm
 from ..baselines import metagraph as gen
-from ..models.registry import split_revision
+from ..models.registry import ModelName, split_revision
 from ..prompts import metalogic as prompts
 from ..report import ChapterResults, ClaimLog, paper_vs_ours
 from ..runtime import Runtime
@@ -42,7 +42,7 @@ Method = Literal["once", "multitask"]
 class Seq2Seq:
     """Fine-tuning the generator (All-at-Once, Multitask) on the official target strings."""
 
-    model: str = param("smollm2-135m", "generator: decoder-only smollm2-135m (tiny-llama: smoke), minilm-l6 "
+    model: ModelName = param("smollm2-135m", "generator: decoder-only smollm2-135m (tiny-llama: smoke), minilm-l6 "
                                        "or a Hub id (t5-large)")
     methods: tuple[Method, ...] = param(("once",), "settings to train: once (All-at-Once), multitask")
     seeds: tuple[int, ...] = param((0,), "training seeds of each setting", ge=0)
@@ -80,7 +80,7 @@ class Decoding:
 class FewShot:
     """A causal LM prompted with solved examples, then the test passage (All-at-Once format)."""
 
-    model: str | None = param("smollm2-135m", "causal LM prompted with solved examples (none: skip)")
+    model: ModelName | None = param("smollm2-135m", "causal LM prompted with solved examples (none: skip)")
     shots: int = param(1, "solved examples in the prompt", ge=0)
     n: int | None = param(8, "test passages it answers (none: all)")
     max_new_tokens: int = param(128, "generated tokens at most")

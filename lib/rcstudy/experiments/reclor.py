@@ -38,7 +38,7 @@ from ..data import dataset_file, hub, reclor
 from ..data.records import MCItem
 from ..jobs import Job, loaded_once, mc_tokens
 from ..models import load_tokenizer, mc
-from ..models.registry import split_revision
+from ..models.registry import ModelName, split_revision
 from ..report import ChapterResults, ClaimLog, md_code, md_text
 from ..runtime import Runtime
 from . import shared
@@ -170,7 +170,7 @@ class CrossFit:
 class Tokens:
     """The token-bias analysis of Table 5 (and the WordPiece lengths of §3.3)."""
 
-    tokenizer: str = param("minilm-l6", "an uncased WordPiece tokenizer (MiniLM has the vocab of bert-base-uncased)")
+    tokenizer: ModelName = param("minilm-l6", "an uncased WordPiece tokenizer (MiniLM has the vocab of bert-base-uncased)")
     min_freq: int = param(20, "occurrences a token needs in training options")
     freq_rule: Literal["at least", "more than"] = param(
         "at least", "at least twenty times (the paper's text) or more than twenty (its caption)")
@@ -194,14 +194,14 @@ class Config(ChapterConfig):
     data_source: str = param(hub.FOLDER, "where ReClor comes from: folder (the files in $RCSTUDY_DATA/reclor), hub (the "
                                          "public copy on the Hub: train and val, no test) or a directory in its layout")
     seeds: tuple[int, ...] = param((1, 2, 3, 4), "training seeds of every run (the paper uses four; values not given)", ge=0)
-    main_models: tuple[str, ...] = param(("minilm-l6",),
+    main_models: tuple[ModelName, ...] = param(("minilm-l6",),
                                          "Table 7's encoders, trained on (C, Q, A); the first is the headline model")
-    partial_inputs: tuple[str, ...] = param(("minilm-l6",),
+    partial_inputs: tuple[ModelName, ...] = param(("minilm-l6",),
                                             "encoders of main_models also trained on (A) and (Q, A) (others are ignored)")
-    bias_models: tuple[str, ...] = param(("fastText", "Bi-LSTM", "minilm-l6"),
+    bias_models: tuple[ModelName, ...] = param(("fastText", "Bi-LSTM", "minilm-l6"),
                                          "option-only families of Eq. 1 (Table 6)")
     stand_in: str = param("BERT_LARGE", "paper row put beside encoders the paper did not run")
-    test_predictions: tuple[str, ...] = param(("fastText",),
+    test_predictions: tuple[ModelName, ...] = param(("fastText",),
                                               "Table 7 families whose (C, Q, A) test predictions are exported")
     encoder: Encoder = section(Encoder, "how the pretrained encoders are trained")
     fasttext: FastText = section(FastText, "the fastText baseline")

@@ -39,6 +39,7 @@ from ..jobs import Job, loaded_once, mc_tokens, option_tokens
 from ..metrics.record import (Scores, candidate_scores, evaluate, exact_match_score, f1_score,
                               normalize_answer)
 from ..models import mc
+from ..models.registry import ModelName
 from ..prompts.record import PLACEHOLDER_WORD, cloze_items, lm_prefix_and_continuations, span_examples
 from ..report import ChapterResults, ClaimLog, md_text, paper_vs_ours
 from ..runtime import Runtime
@@ -61,7 +62,7 @@ class Sizes:
 class LMBaseline:
     """The paper's language-model baseline."""
 
-    model: str = param("smollm2-135m", "causal LM that scores the filled-in sequences (full: a Hub name)")
+    model: ModelName = param("smollm2-135m", "causal LM that scores the filled-in sequences (full: a Hub name)")
     scoring: Literal["full", "mean"] = param("full", '"full": the paper\'s sequence log-probability; "mean": per token')
     batch_size: int = param(16, "continuations scored per forward pass")
 
@@ -94,7 +95,7 @@ class DocQASettings:
     epochs: int = param(2, "training epochs")
     max_answer_len: int = param(15, "longest answer span, in tokens")
     vocab_size: int = param(20000, "vocabulary: the most frequent training words")
-    elmo_model: str = param("minilm-l6", 'frozen encoder whose layers "DocQA w/ ELMo" mixes (full: a Hub name)')
+    elmo_model: ModelName = param("minilm-l6", 'frozen encoder whose layers "DocQA w/ ELMo" mixes (full: a Hub name)')
     elmo_layers: tuple[int, ...] | None = param((2, 4, 6), "its hidden layers in the scalar mix (None: all)", ge=0)
 
     def engine(self, elmo: bool) -> sr.DocQAConfig:
@@ -129,7 +130,7 @@ class Config(ChapterConfig):
     datasets = ("record",)
     data_source: str = param(hub.FOLDER, "where ReCoRD comes from: folder (the files in $RCSTUDY_DATA/record), hub "
                                          "(SuperGLUE's copy on the Hub) or a directory in that copy's layout")
-    model: str = param("minilm-l6", "encoder that the ranker and the span extractor fine-tune (full: a Hub name)")
+    model: ModelName = param("minilm-l6", "encoder that the ranker and the span extractor fine-tune (full: a Hub name)")
     seeds: tuple[int, ...] = param((0,), "training seeds of every trained method", ge=0)
     random_mode: Literal["mention", "unique"] = param(
         "mention", 'random guess draws a "mention" or a distinct "unique" candidate')

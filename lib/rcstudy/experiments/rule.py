@@ -29,6 +29,7 @@ from ..data.rule import NONE_OPTION, RuleData, RulePrompts, exemplar_keys
 from ..errors import DataFileMissing, ModelUnavailable
 from ..jobs import Job, loaded_once, mc_tokens, option_tokens
 from ..metrics.rule import GIVEN_MAIN_RIGHT, METRICS, aggregate, chance_scores, none_scores, rule_scores
+from ..models.registry import ModelName
 from ..models.rule_lm import LazyLM, lm_predict
 from ..papers.rule import TYPE_MIN_SUBQUESTIONS
 from ..prompts import rule as prompt_formats
@@ -67,7 +68,7 @@ class EncoderSection:
     The defaults are the shared ReClor model's settings (:mod:`rcstudy.experiments.shared`): the
     RULE chapter reads the model the ReClor chapter trained."""
 
-    model: str = param(_SHARED.model, "multiple-choice encoder fine-tuned on ReClor (full: a Hub name)")
+    model: ModelName = param(_SHARED.model, "multiple-choice encoder fine-tuned on ReClor (full: a Hub name)")
     epochs: float = param(_SHARED.epochs, "training epochs")
     lr: float = param(_SHARED.lr, "AdamW learning rate")
     batch_size: int = param(_SHARED.batch_size, "questions per step")
@@ -89,7 +90,7 @@ class EncoderSection:
 class Seq2SeqSection:
     """Text-to-text models fine-tuned on ReClor in UnifiedQA's format (the paper's UnifiedQA-v2)."""
 
-    models: tuple[str, ...] = param((), "text-to-text models fine-tuned on ReClor in UnifiedQA's format (full: UnifiedQA-v2)")
+    models: tuple[ModelName, ...] = param((), "text-to-text models fine-tuned on ReClor in UnifiedQA's format (full: UnifiedQA-v2)")
     epochs: int = param(1, "training epochs")
     lr: float = param(1e-4, "Adafactor learning rate (constant)")
     batch_size: int = param(8, "questions per step")
@@ -107,7 +108,7 @@ class Seq2SeqSection:
 class LMSection:
     """Causal language models prompted with the released prompts."""
 
-    models: tuple[str, ...] = param(("smollm2-135m",), "causal LMs prompted with the released prompts")
+    models: tuple[ModelName, ...] = param(("smollm2-135m",), "causal LMs prompted with the released prompts")
     # quick: the zero-shot setting only; each one-shot setting costs about 3 min of the hour on 2 cores
     settings: tuple[str, ...] = param(("0:vanilla:letter",), "prompt settings, shots:family:scoring")
     sample_mains: int | None = param(100, "main questions (with all their subquestions) the LMs answer (None: all)")

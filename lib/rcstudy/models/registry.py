@@ -13,13 +13,16 @@ Three kinds of names:
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import importlib.util
 import os
 import shutil
 import tempfile
+import typing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Any
 
 from ..errors import ModelUnavailable
 from ..settings import REPLICAS_ENV, cache_dir, models_dir, replicas_dir
@@ -50,6 +53,47 @@ TINY_MODELS = {
     "tiny-bert": "2-layer BERT, hidden 32, random init, MiniLM's tokenizer (smoke profile)",
     "tiny-llama": "2-layer Llama, hidden 32, random init, SmolLM2's tokenizer (smoke profile)",
 }
+
+
+class _NamesModel:
+    """The mark of a configuration field whose value names a model or a tokenizer (see :data:`ModelName`)."""
+
+    def __repr__(self) -> str:
+        return "names a model"
+
+
+NAMES_MODEL = _NamesModel()
+
+#: The type of a configuration field that names a model or a tokenizer by one of the book's model
+#: names: offline, tiny, a chapter's local model, or a Hub id (pinned as ``<id>@<commit>`` in the full
+#: profiles). It is ``str`` to the configuration machinery (type hints drop the mark); the run's
+#: checks and the pin test find every Hub reference by this mark (:func:`model_references`), not by
+#: the field's name. Lists of names are ``tuple[ModelName, ...]``.
+ModelName = Annotated[str, NAMES_MODEL]
+
+
+def _names_models(tp: Any) -> bool:
+    if typing.get_origin(tp) is Annotated and any(m is NAMES_MODEL for m in tp.__metadata__):
+        return True
+    return any(_names_models(a) for a in typing.get_args(tp))
+
+
+def model_references(cfg: Any) -> list[str]:
+    """Every model and tokenizer name a configuration (a dataclass, sections included) holds in a
+    field typed :data:`ModelName` (alone, in a list or optional), each once, in field order."""
+    names: list[str] = []
+
+    def walk(obj: Any) -> None:
+        hints = typing.get_type_hints(type(obj), include_extras=True)
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if dataclasses.is_dataclass(value):
+                walk(value)
+            elif _names_models(hints[f.name]):
+                names.extend(value if isinstance(value, (list, tuple)) else [value])
+
+    walk(cfg)
+    return list(dict.fromkeys(n for n in names if isinstance(n, str)))
 
 
 def _package_dir(module: str, pip_name: str) -> Path:
