@@ -17,9 +17,10 @@ from .run import PROFILES, load_params, toc_chapters
 
 def datasets_table() -> pd.DataFrame:
     """The data directory's layout, whether each file is present here, where it comes from, and the
-    public Hub copy a chapter can read instead (:mod:`rcstudy.data.hub`)."""
+    public Hub copy a chapter can read instead (:mod:`rcstudy.data.hub`), in the order the book reads them."""
     rows = []
-    for d in DATASETS.values():
+    in_book_order = [d for c in toc_chapters() if (cls := config_class(c)) for d in cls.datasets]
+    for d in (DATASETS[name] for name in dict.fromkeys([*in_book_order, *DATASETS])):
         folder = dataset_dir(d.name)
         present = [f for f in d.files if (folder / f).is_file()]
         rows.append({

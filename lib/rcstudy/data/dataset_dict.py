@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..settings import data_dir
-from . import logiqa, metalogic, reclor, record, rule
+from . import metalogic
 from .hub import FOLDER, resolve
 from .registry import DATASETS
 
@@ -67,28 +66,11 @@ ROWS = {"mc": _mc_row, "subquestion": _subquestion_row, "cloze": _cloze_row, "me
 
 
 def _records(dataset: str, source: str) -> dict[str, tuple[str, list]]:
-    """``{split: (kind, records)}`` of every split the source has."""
+    """``{split: (kind, records)}`` of every split the source has (the dataset's loader says how)."""
     if dataset not in DATASETS:
         raise ValueError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")
-    src = resolve(dataset, source)  # a dataset without a Hub copy is read from the folder only
-    if dataset == "reclor":
-        return {s: ("mc", items) for s, items in reclor.load_all(source=source).items()}
-    if dataset == "logiqa":
-        present = [s for s in logiqa.SPLITS if logiqa.has_split(s, source=source)]
-        return {s: ("mc", logiqa.load_logiqa(s, source=source)) for s in present}
-    if dataset == "record":
-        data = record.load_record(source=source)
-        return {s: ("cloze", qs) for s, qs in (("train", data.train), ("eval", data.eval), ("test", data.test)) if qs}
-    if dataset == "logiqa2":
-        present = ([s for s in logiqa.LOGIQA2_FILES if (data_dir() / "logiqa2" / logiqa.LOGIQA2_FILES[s]).is_file()]
-                   if src is None else list(src.copy.splits))
-        return {s: ("mc", logiqa.load_logiqa2(s, source)) for s in present}
-    if dataset == "rule":
-        data = rule.load_rule()
-        return {"main": ("mc", list(data.mains)), "sub": ("subquestion", list(data.subs))}
-    if dataset == "metalogic":
-        return {s: ("metagraph", metalogic.load_split(s)) for s in metalogic.SPLITS}
-    raise AssertionError(f"no reader for dataset {dataset!r}")
+    resolve(dataset, source)  # a dataset without a Hub copy is read from the folder only
+    return DATASETS[dataset].splits(source)
 
 
 def as_dataset_dict(dataset: str, source: str = FOLDER) -> "datasets.DatasetDict":

@@ -10,7 +10,6 @@ raises into a located :class:`~rcstudy.errors.DataFormatError`."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import re
 import unicodedata

@@ -64,7 +64,7 @@ from .io import (SplitOverlap, UniqueKeys, ascii_int, check_texts, check_type, i
                  located, optional_fields, parsed_once, read_text, require_all_or_none, require_fields, require_index,
                  require_items, text_key, warn_uncatalogued)
 from .records import MCItem
-from .registry import check_folder, dataset_dir, dataset_file
+from .registry import DatasetInfo, HubCopy, check_folder, dataset_dir, dataset_file
 
 LETTERS = "ABCD"
 SPLITS = ("train", "eval", "test")
@@ -397,7 +397,6 @@ def parse_logiqa2_records(records: Iterable[tuple[int, dict]], path: Path | str,
     path = Path(path)
     items: list[MCItem] = []
     seen = UniqueKeys(path, "record")
-    catalogued = split in LOGIQA2_CATALOGUED
     ids = UniqueKeys(path, "id")
     has_types: list[tuple[bool, dict]] = []
     lenient: dict[str, list[str]] = {"ids": [], "options": []}
@@ -657,3 +656,63 @@ def training_set(lang: str = "en", *, threshold: float = 0.3, source: str = hub.
     dedup = deduplicate(pool, reference, threshold=threshold)
     files = [logiqa_path("eval"), logiqa_path("test"), *logiqa2_files(["dev", "test"], logiqa2_source)]
     return TrainingSet(dedup.kept, "LogiQA 2.0 dev+test, deduplicated against LogiQA 1.0 Eval+Test", dedup, files)
+
+
+# --- the datasets, as the registry lists them ---------------------------------------------------
+
+def logiqa_splits(source: str = hub.FOLDER) -> dict[str, tuple[str, list]]:
+    """Every English split of LogiQA 1.0 the source has."""
+    return {s: ("mc", load_logiqa(s, source=source)) for s in SPLITS if has_split(s, source=source)}
+
+
+def check_logiqa(source: str = hub.FOLDER) -> None:
+    """What the chapter reads: Eval and Test, in both languages from the folder (the Hub copy is English only)."""
+    for lang in LANGS if source == hub.FOLDER else ("en",):
+        for split in ("eval", "test"):
+            load_logiqa(split, lang, source=source)
+
+
+def logiqa2_splits(source: str = hub.FOLDER) -> dict[str, tuple[str, list]]:
+    """Every split of LogiQA 2.0 the source has."""
+    src = hub.resolve("logiqa2", source)
+    present = ([s for s in LOGIQA2_FILES if (dataset_dir("logiqa2") / LOGIQA2_FILES[s]).is_file()]
+               if src is None else list(src.copy.splits))
+    return {s: ("mc", load_logiqa2(s, source)) for s in present}
+
+
+def check_logiqa2(source: str = hub.FOLDER) -> None:
+    """What the chapter reads: dev and test."""
+    for split in ("dev", "test"):
+        load_logiqa2(split, source)
+
+
+RELEASES = (
+    DatasetInfo(
+        "logiqa", "logiqa", ("Eval.txt", "Test.txt", "zh_eval.txt", "zh_test.txt"),
+        "https://github.com/lgw863/LogiQA-dataset", "none stated",
+        "Blank-line separated blocks: answer letter, context, question, four labelled options. "
+        "Train.txt / zh_train.txt are used when present.",
+        HubCopy("lucasmccabe/logiqa", {"train": "train", "eval": "validation", "test": "test"},
+                "context, query, options[4] (label letters removed), correct_option (index 0-3)",
+                "none stated (as the release)", revision="refs/convert/parquet", data_dir="default",
+                notes="English only, with Train (7,376 questions); the repository is a loading script over "
+                      "the release's txt files, so the Hub's Parquet export of it is read. Its options are "
+                      "taken in printed order: the 19 Test blocks printed out of order are not reordered"),
+        known_files=("Train.txt", "Eval.txt", "Test.txt", "zh_train.txt", "zh_eval.txt", "zh_test.txt"),
+        splits=logiqa_splits, check=check_logiqa,
+    ),
+    DatasetInfo(
+        "logiqa2", "logiqa2", ("dev.txt", "test.txt"),
+        "https://github.com/csitfun/LogiQA2.0 (logiqa/DATA/LOGIQA)", "non-commercial research only",
+        "JSON Lines with text, question, options, answer, type (reasoning-type flags).",
+        HubCopy("baber/logiqa2", {"train": "train", "dev": "validation", "test": "test"},
+                "id, answer (index 0-3), text, question, options[4], type (the reasoning-type flags as the "
+                "text of a Python dict)",
+                "CC BY-NC-SA 4.0 (the release's; the copy's card says CC BY-SA 4.0)",
+                revision="refs/convert/parquet", data_dir="logiqa2",
+                notes="the repository is a loading script over the release's files (config logiqa2), so the "
+                      "Hub's Parquet export of it is read; no OOD test split"),
+        known_files=("train.txt", "dev.txt", "test.txt", "ood_test.jsonl"),
+        splits=logiqa2_splits, check=check_logiqa2,
+    ),
+)

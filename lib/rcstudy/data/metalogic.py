@@ -46,7 +46,7 @@ from typing import Iterable, Mapping
 from ..errors import DataFormatError
 from .io import (SplitOverlap, UniqueKeys, is_blank, iter_jsonl, located, optional_fields, parsed_once, require_fields,
                  require_items, text_key)
-from .registry import check_folder, dataset_dir, dataset_file
+from .registry import DatasetInfo, check_folder, dataset_dir, dataset_file
 
 SPLITS = ("train", "dev", "test")
 #: The release's own self-loop: ``_train_52`` has the step ``sent1 -> sent1``. Any other is refused.
@@ -716,3 +716,21 @@ def table4(graphs: list[Metagraph]) -> dict[str, float]:
         "avg_global": sum(len(node.global_ops) for node in nodes) / n,
         "avg_local": sum(len(t.pre_ops) + len(t.con_ops) for node in nodes for t in node.triples) / n,
     }
+
+
+# --- the dataset, as the registry lists it ------------------------------------------------------
+
+def splits(source: str = "folder") -> dict[str, tuple[str, list]]:
+    """Every split, as metagraphs (from the folder: MetaLogic has no Hub copy)."""
+    return {s: ("metagraph", load_split(s)) for s in SPLITS}
+
+
+RELEASES = (
+    DatasetInfo(
+        "metalogic", "metalogic", ("metalogic_train.json", "metalogic_dev.json", "metalogic_test.json"),
+        "https://github.com/tencent-ailab/MetaLogic", "MIT",
+        "JSON Lines despite the .json suffix; one metagraph-annotated ReClor item per line. "
+        "No public Hub copy was found.",
+        splits=splits,
+    ),
+)

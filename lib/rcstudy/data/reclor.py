@@ -48,7 +48,7 @@ from . import hub
 from .io import (SplitOverlap, UniqueKeys, ascii_int, check_texts, item_key, iter_jsonl, located, read_json,
                  require_all_or_none, require_fields, require_items)
 from .records import MCItem
-from .registry import check_folder, dataset_dir, dataset_file
+from .registry import DatasetInfo, HubCopy, check_folder, dataset_dir, dataset_file
 
 DATASET = "reclor"
 SPLITS = ("train", "val", "test")
@@ -304,3 +304,27 @@ def write_leaderboard_file(items: Sequence[MCItem], predictions, path: Path | st
     path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, leaderboard_array(items, predictions))
     return path
+
+
+# --- the dataset, as the registry lists it ------------------------------------------------------
+
+def splits(source: str = hub.FOLDER) -> dict[str, tuple[str, list]]:
+    """Every split the source has, as multiple-choice items (checked against each other)."""
+    return {s: ("mc", items) for s, items in load_all(source=source).items()}
+
+
+RELEASES = (
+    DatasetInfo(
+        "reclor", "reclor", ("train.json", "val.json", "test.json", "question_types.json"),
+        "https://whyu.me/reclor/ (official release; request form)",
+        "non-commercial research only",
+        "JSON arrays of {context, question, answers[4], label, id_string}; test has no labels. "
+        "question_types.json maps id_string to the 17 question types of Table 3.",
+        HubCopy("metaeval/reclor", {"train": "train", "val": "validation"},
+                "the official JSON files (train.json, val.json): context, question, answers[4], label, id_string",
+                "other (the ReClor terms: non-commercial research only)",
+                notes="no test split (its test.json was deleted from the repository); "
+                      "question types come from the folder's question_types.json when present"),
+        splits=splits,
+    ),
+)

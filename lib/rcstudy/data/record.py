@@ -40,7 +40,7 @@ from typing import Iterable
 
 from ..errors import DataFileMissing, DataFormatError
 from ..settings import data_dir
-from .registry import check_folder
+from .registry import DatasetInfo, HubCopy, check_folder
 from . import hub
 from .io import (UniqueKeys, is_blank, iter_jsonl, located, optional_fields, read_json, read_text, require_fields,
                  require_items)
@@ -557,3 +557,37 @@ def load_record(root: Path | None = None, source: str = hub.FOLDER) -> RecordDat
         train=train, eval=split["eval"], test=split["test"], files=files, read=read,
         duplicates=duplicates, train_dropped_for_overlap=len(split["train"]) - len(train),
     )
+
+
+# --- the dataset, as the registry lists it ------------------------------------------------------
+
+def splits(source: str = hub.FOLDER) -> dict[str, tuple[str, list]]:
+    """The training, evaluation and test queries the source has (deduplicated as the chapter reads them)."""
+    data = load_record(source=source)
+    return {s: ("cloze", qs) for s, qs in (("train", data.train), ("eval", data.eval), ("test", data.test)) if qs}
+
+
+RELEASES = (
+    DatasetInfo(
+        "record", "record", (),
+        "https://sheng-z.github.io/ReCoRD-explorer/ (official); SuperGLUE; FewGLUE; microsoft/CLUES",
+        "ReCoRD: research use (news articles); FewGLUE and CLUES: MIT",
+        "Any of: official train.json/dev.json, SuperGLUE train.jsonl/val.jsonl, fewglue/, clues/, explorer/.",
+        HubCopy("aps/super_glue", {"train": "train", "eval": "validation", "test": "test"},
+                "one row per query: passage (raw, with @highlight markers), query, entities (distinct texts), "
+                "entity_spans {text, start, end (exclusive)} sorted by start, answers (distinct texts, "
+                "sorted; none in test), idx {passage, query}",
+                "other (ReCoRD: research use of news articles)", revision="refs/convert/parquet",
+                data_dir="record",
+                notes="SuperGLUE's release (100,730 / 10,000 / 10,000 queries); the copy drops the news source "
+                      "and the answers' spans, so every mention of a gold text counts as an answer span"),
+        # the official release, SuperGLUE's, FewGLUE's ReCoRD folder (unlabeled.jsonl is not read),
+        # CLUES' ReCoRD files (10, 20 and 30 training queries, 5 draws each) and the explorer's pages
+        known_files=("train.json", "dev.json", "test.json", "train.jsonl", "val.jsonl", "test.jsonl",
+                     "fewglue/train.jsonl", "fewglue/dev32.jsonl", "fewglue/unlabeled.jsonl",
+                     "clues/record_test.jsonl", *(f"clues/record_train_{n}_{k}.jsonl" for n in (10, 20, 30)
+                                                  for k in range(1, 6)),
+                     "explorer/examples.json", "explorer/dataset_readme.txt"),
+        splits=splits,
+    ),
+)

@@ -1,7 +1,9 @@
 """The expected layout of the data directory and where each dataset comes from.
 
-``RCSTUDY_DATA`` (default ``data/``) holds one folder per dataset, exactly as laid out below.
-The introduction of the book and the README render this table; nothing else hard-codes paths.
+``RCSTUDY_DATA`` (default ``data/``) holds one folder per dataset. Each loader module declares
+the datasets it reads (``RELEASES``: folder, files, source, licence, Hub copy, and how to read
+and check every split), and :data:`DATASETS` gathers them. The introduction of the book and the
+README render this table; nothing else hard-codes paths.
 Where a dataset has a public copy on the Hugging Face Hub in plain data files (no loading
 script), :class:`HubCopy` records it: :mod:`rcstudy.data.hub` reads it through ``datasets``.
 """
@@ -9,8 +11,11 @@ script), :class:`HubCopy` records it: :mod:`rcstudy.data.hub` reads it through `
 from __future__ import annotations
 
 import fnmatch
+import importlib
+import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterator, Mapping
 
 from ..errors import DataFileMissing, DataFormatError
 from ..settings import data_dir
@@ -53,85 +58,44 @@ class DatasetInfo:
     #: sub-folder), besides :data:`DOC_FILES`: any other file there is refused by :func:`check_folder`,
     #: so that a stray ``subq_split_6.jsonl`` never becomes a sixth split. Empty: ``files``.
     known_files: tuple[str, ...] = ()
+    #: Every split the source (``"folder"``, a Hub copy, a directory) has, as ``{split: (kind,
+    #: records)}`` (kinds: :data:`rcstudy.data.dataset_dict.KINDS`).
+    splits: Callable[[str], dict[str, tuple[str, list]]] | None = None
+    #: Reads what the chapters read from the source, raising the loader's located errors (before a
+    #: run's first cell); None: :attr:`splits`.
+    check: Callable[[str], object] | None = None
 
 
-DATASETS: dict[str, DatasetInfo] = {
-    d.name: d
-    for d in [
-        DatasetInfo(
-            "reclor", "reclor", ("train.json", "val.json", "test.json", "question_types.json"),
-            "https://whyu.me/reclor/ (official release; request form)",
-            "non-commercial research only",
-            "JSON arrays of {context, question, answers[4], label, id_string}; test has no labels. "
-            "question_types.json maps id_string to the 17 question types of Table 3.",
-            HubCopy("metaeval/reclor", {"train": "train", "val": "validation"},
-                    "the official JSON files (train.json, val.json): context, question, answers[4], label, id_string",
-                    "other (the ReClor terms: non-commercial research only)",
-                    notes="no test split (its test.json was deleted from the repository); "
-                          "question types come from the folder's question_types.json when present"),
-        ),
-        DatasetInfo(
-            "logiqa", "logiqa", ("Eval.txt", "Test.txt", "zh_eval.txt", "zh_test.txt"),
-            "https://github.com/lgw863/LogiQA-dataset", "none stated",
-            "Blank-line separated blocks: answer letter, context, question, four labelled options. "
-            "Train.txt / zh_train.txt are used when present.",
-            HubCopy("lucasmccabe/logiqa", {"train": "train", "eval": "validation", "test": "test"},
-                    "context, query, options[4] (label letters removed), correct_option (index 0-3)",
-                    "none stated (as the release)", revision="refs/convert/parquet", data_dir="default",
-                    notes="English only, with Train (7,376 questions); the repository is a loading script over "
-                          "the release's txt files, so the Hub's Parquet export of it is read. Its options are "
-                          "taken in printed order: the 19 Test blocks printed out of order are not reordered"),
-            known_files=("Train.txt", "Eval.txt", "Test.txt", "zh_train.txt", "zh_eval.txt", "zh_test.txt"),
-        ),
-        DatasetInfo(
-            "logiqa2", "logiqa2", ("dev.txt", "test.txt"),
-            "https://github.com/csitfun/LogiQA2.0 (logiqa/DATA/LOGIQA)", "non-commercial research only",
-            "JSON Lines with text, question, options, answer, type (reasoning-type flags).",
-            HubCopy("baber/logiqa2", {"train": "train", "dev": "validation", "test": "test"},
-                    "id, answer (index 0-3), text, question, options[4], type (the reasoning-type flags as the "
-                    "text of a Python dict)",
-                    "CC BY-NC-SA 4.0 (the release's; the copy's card says CC BY-SA 4.0)",
-                    revision="refs/convert/parquet", data_dir="logiqa2",
-                    notes="the repository is a loading script over the release's files (config logiqa2), so the "
-                          "Hub's Parquet export of it is read; no OOD test split"),
-            known_files=("train.txt", "dev.txt", "test.txt", "ood_test.jsonl"),
-        ),
-        DatasetInfo(
-            "metalogic", "metalogic", ("metalogic_train.json", "metalogic_dev.json", "metalogic_test.json"),
-            "https://github.com/tencent-ailab/MetaLogic", "MIT",
-            "JSON Lines despite the .json suffix; one metagraph-annotated ReClor item per line. "
-            "No public Hub copy was found.",
-        ),
-        DatasetInfo(
-            "rule", "rule", ("mainq.jsonl", "subq_all.jsonl", "prompts.json"),
-            "https://github.com/nii-cl/rule", "none stated",
-            "Main questions are ReClor train items; subq_split_{1..5}.jsonl are the released splits. "
-            "No public Hub copy was found.",
-            known_files=("mainq.jsonl", "subq_all.jsonl", "prompts.json", *(f"subq_split_{k}.jsonl" for k in range(1, 6))),
-        ),
-        DatasetInfo(
-            "record", "record", (),
-            "https://sheng-z.github.io/ReCoRD-explorer/ (official); SuperGLUE; FewGLUE; microsoft/CLUES",
-            "ReCoRD: research use (news articles); FewGLUE and CLUES: MIT",
-            "Any of: official train.json/dev.json, SuperGLUE train.jsonl/val.jsonl, fewglue/, clues/, explorer/.",
-            HubCopy("aps/super_glue", {"train": "train", "eval": "validation", "test": "test"},
-                    "one row per query: passage (raw, with @highlight markers), query, entities (distinct texts), "
-                    "entity_spans {text, start, end (exclusive)} sorted by start, answers (distinct texts, "
-                    "sorted; none in test), idx {passage, query}",
-                    "other (ReCoRD: research use of news articles)", revision="refs/convert/parquet",
-                    data_dir="record",
-                    notes="SuperGLUE's release (100,730 / 10,000 / 10,000 queries); the copy drops the news source "
-                          "and the answers' spans, so every mention of a gold text counts as an answer span"),
-            # the official release, SuperGLUE's, FewGLUE's ReCoRD folder (unlabeled.jsonl is not read),
-            # CLUES' ReCoRD files (10, 20 and 30 training queries, 5 draws each) and the explorer's pages
-            known_files=("train.json", "dev.json", "test.json", "train.jsonl", "val.jsonl", "test.jsonl",
-                         "fewglue/train.jsonl", "fewglue/dev32.jsonl", "fewglue/unlabeled.jsonl",
-                         "clues/record_test.jsonl", *(f"clues/record_train_{n}_{k}.jsonl" for n in (10, 20, 30)
-                                                      for k in range(1, 6)),
-                         "explorer/examples.json", "explorer/dataset_readme.txt"),
-        ),
-    ]
-}
+class Registry(Mapping[str, DatasetInfo]):
+    """Every dataset that a loader module of :mod:`rcstudy.data` declares in its ``RELEASES``, by
+    name, found on first use: a new dataset adds its loader module and edits no list here."""
+
+    def __init__(self, package: str):
+        self._package, self._found = package, None
+
+    def _all(self) -> dict[str, DatasetInfo]:
+        if self._found is None:
+            package = importlib.import_module(self._package)
+            found: dict[str, DatasetInfo] = {}
+            for module in sorted(m.name for m in pkgutil.iter_modules(package.__path__)):
+                for info in getattr(importlib.import_module(f"{self._package}.{module}"), "RELEASES", ()):
+                    if info.name in found:
+                        raise ValueError(f"dataset {info.name!r} is declared twice (in {module})")
+                    found[info.name] = info
+            self._found = found
+        return self._found
+
+    def __getitem__(self, name: str) -> DatasetInfo:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+DATASETS = Registry(__package__)
 
 
 def dataset_dir(dataset: str) -> Path:

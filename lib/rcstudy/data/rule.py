@@ -50,7 +50,7 @@ from ..errors import DataFileMissing, DataFormatError
 from .io import (SplitOverlap, UniqueKeys, check_texts, item_key, iter_jsonl, located, optional_fields, read_json,
                  require_fields, require_index, require_items)
 from .records import MCItem
-from .registry import DATASETS, check_folder, dataset_dir, dataset_file
+from .registry import DATASETS, DatasetInfo, check_folder, dataset_dir, dataset_file
 
 NONE_OPTION = "None of the above choices"
 N_OPTIONS = 4
@@ -493,3 +493,29 @@ def exemplar_keys(batch: PromptBatch) -> set[tuple[str, tuple[str, ...]]]:
     The context is not part of the key, so a leak is still found when contexts are removed.
     """
     return {(e.question, tuple(e.options)) for e in batch.exemplars}
+
+
+# --- the dataset, as the registry lists it ------------------------------------------------------
+
+def splits(source: str = "folder") -> dict[str, tuple[str, list]]:
+    """The main questions and the subquestions (from the folder: RULE has no Hub copy)."""
+    data = load_rule()
+    return {"main": ("mc", list(data.mains)), "sub": ("subquestion", list(data.subs))}
+
+
+def check(source: str = "folder") -> None:
+    """What the chapter reads: the questions and the prompts."""
+    load_rule()
+    load_prompts()
+
+
+RELEASES = (
+    DatasetInfo(
+        "rule", "rule", ("mainq.jsonl", "subq_all.jsonl", "prompts.json"),
+        "https://github.com/nii-cl/rule", "none stated",
+        "Main questions are ReClor train items; subq_split_{1..5}.jsonl are the released splits. "
+        "No public Hub copy was found.",
+        known_files=("mainq.jsonl", "subq_all.jsonl", "prompts.json", *(f"subq_split_{k}.jsonl" for k in range(1, 6))),
+        splits=splits, check=check,
+    ),
+)
