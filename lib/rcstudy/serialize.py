@@ -476,7 +476,7 @@ def loads(data: bytes | Path, *, binding: str | None = None) -> Any:
         def get(ref: str) -> np.ndarray:
             if type(ref) is not str or not ref.isdigit() or f"{ref}.npy" not in members:
                 raise DecodeError(f"malformed or missing array reference {ref!r}")
-            return np.lib.format.read_array(io.BytesIO(members[f"{ref}.npy"]), allow_pickle=False)
+            return np.lib.format.read_array(io.BytesIO(members.pop(f"{ref}.npy")), allow_pickle=False)  # freed once read
 
         return decode(doc, get)
     except DecodeError:
