@@ -102,3 +102,19 @@ def test_spread_across_groups():
     assert flat.estimate == pytest.approx(0.0) and 0 < flat.high < 7
     with pytest.raises(ValueError, match="one group"):
         spread_ci(np.ones(4), ["a", "b", "a", "b"], clusters=[0, 0, 1, 1])
+
+
+def test_two_kinds_of_items_of_one_system_share_the_cluster_draw():
+    # every main question has one selective and one eliminative subquestion, both right or both wrong
+    # except that selective ones are right 10 more times: the shared draw keeps the pairing
+    from rcstudy.stats import subset_difference
+
+    mains = np.repeat(np.arange(200), 2)
+    kind = np.tile([True, False], 200)
+    base = np.repeat(np.arange(200) % 2, 2).astype(float)
+    x = base.copy()
+    x[np.flatnonzero(kind & (base == 0))[:20]] = 1.0
+    shared = subset_difference(x, kind, ~kind, clusters=mains)
+    apart = hierarchical_difference(x[kind], x[~kind], clusters_a=mains[kind], clusters_b=mains[~kind])
+    assert shared.estimate == pytest.approx(10.0) == apart.estimate
+    assert shared.low > 0 and width(shared) < width(apart) / 2 and shared.n == 200

@@ -261,3 +261,23 @@ def spread_ci(values: Sequence, groups: Sequence, *, clusters: Sequence | None =
 
     estimate = float(spread(np.ones((1, runs.shape[0])), np.ones((1, n_clusters)))[0])
     return _percentile(estimate, spread(seed_w, cw), level, scale, n_clusters)
+
+
+def subset_difference(values: Sequence, in_a: Sequence[bool], in_b: Sequence[bool], *,
+                      clusters: Sequence | None = None, level: float = 0.95, n_boot: int = 2000, seed: int = 0,
+                      scale: float = 100.0) -> Interval:
+    """Bootstrap interval of mean over the items in ``in_a`` − mean over those in ``in_b``, two kinds
+    of items of one system (selective and eliminative subquestions), resampling its seeds and the
+    clusters once for both kinds: a main question drawn brings its subquestions of either kind,
+    so what the two kinds share through their main question is kept."""
+    runs = _as_runs(values)
+    a, b = np.asarray(in_a, dtype=bool), np.asarray(in_b, dtype=bool)
+    if a.shape != (runs.shape[1],) or b.shape != (runs.shape[1],):
+        raise ValueError("one flag per item for each subset")
+    index, n_clusters = _cluster_index(clusters, runs.shape[1])
+    ra, rb = np.where(a[None, :], runs, np.nan), np.where(b[None, :], runs, np.nan)
+    rng = np.random.default_rng(seed)
+    sw, cw = _seed_weights(runs.shape[0], n_boot, rng, True), _draws(n_clusters, n_boot, rng)
+    boots = _means(*_cells(ra, index, n_clusters), sw, cw) - _means(*_cells(rb, index, n_clusters), sw, cw)
+    n = len(set(index[a]) | set(index[b]))
+    return _percentile(float(np.nanmean(ra) - np.nanmean(rb)), boots, level, scale, n)
