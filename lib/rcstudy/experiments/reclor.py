@@ -42,7 +42,7 @@ from ..models.registry import ModelName, split_revision
 from ..report import ChapterResults, ClaimLog, md_code, md_text
 from ..runtime import Runtime
 from . import shared
-from ..stats import bootstrap_ci, difference_interval, mean_sd, paired_difference
+from ..stats import bootstrap_ci, hierarchical_ci, hierarchical_difference, hierarchical_paired, mean_sd
 
 P = "reclor"
 NGRAM, BILSTM = "fastText", "Bi-LSTM"
@@ -747,25 +747,29 @@ def main_results(cfg: Config, runner: Runner, splits, eh: bias.EasyHard) -> Main
             test_scores[family] = out["test"]
     correct = {k: correctness(r, val) for k, r in runs.items()}
     k = len(val[0].options)
-    checks = {key: learning.check(row_label(*key, cfg.stand_in), curves, k) for key, curves in losses.items()}
+    labels = [it.label for it in val]
+    checks = {key: learning.check(row_label(*key, cfg.stand_in), curves, k, correct=correct[key], scores=runs[key],
+                                  labels=labels, heldout="ReClor val")
+              for key, curves in losses.items()}
     return MainResults(runs, test_scores, {k: seed_accuracies(c) for k, c in correct.items()},
                        {k: seed_accuracies(c, eh.easy) for k, c in correct.items()},
                        {k: seed_accuracies(c, eh.hard) for k, c in correct.items()}, losses, checks)
 
 
 def trained_rows(m: MainResults, val: Sequence[MCItem], eh: bias.EasyHard) -> pd.DataFrame:
-    """The Table 7 runs that report their training losses: val, val-EASY and val-HARD accuracy
-    with 95% bootstrap intervals over questions (each question's accuracy averaged over seeds),
-    and the training loss, first and final tenth of the steps, against ln k."""
+    """The Table 7 runs that report their training losses: val-EASY and val-HARD accuracy with 95%
+    bootstrap intervals over questions (each question's accuracy averaged over seeds), the
+    training loss (first and final tenth of the steps), the held-out (val) loss against ln k and
+    the val accuracy against chance (seeds, then questions, resampled): the row learned only when
+    the whole val interval is above chance (:mod:`rcstudy.learning`)."""
     rows = {}
     for key, check in m.checks.items():
         per_item = correctness(m.runs[key], val).mean(axis=0)
-        accuracy = {"val": bootstrap_ci(per_item, scale=100),
-                    "val-EASY": bootstrap_ci(per_item[eh.easy], scale=100),
+        accuracy = {"val-EASY": bootstrap_ci(per_item[eh.easy], scale=100),
                     "val-HARD": bootstrap_ci(per_item[eh.hard], scale=100)}
         # the losses keep their three decimals: 1.364 against ln 4 = 1.386 is the whole point
         rows[check.name] = {"seeds": len(m.losses[key]), **{k: report.cell(v) for k, v in accuracy.items()},
-                            **{k: report.cell(v, 3) for k, v in check.columns().items()}}
+                            **check.columns()}
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -843,35 +847,37 @@ def judge_claims(cfg: Config, chance: float, t5: TokenBias, lengths: dict, val_r
               f"right {right:.2f}, wrong {wrong:.2f}"
               + (f"; right − wrong per question {length_diff}" if length_diff is not None else ""))
     option_only_acc = {f: seed_accuracies(correctness(r, val)).mean() for f, r in val_runs.items()}
-    pretrained = {f: bootstrap_ci(correctness(r, val).mean(axis=0) - chance / 100, scale=100)
+    # intervals resample seeds, then questions (rcstudy.stats.hierarchical_ci): a seed is a run, not more items
+    pretrained = {f: hierarchical_ci(correctness(r, val) - chance / 100)
                   for f, r in val_runs.items() if f not in SCRATCH}
     log.judge("options-only", {"margins": pretrained} if pretrained else None,
               "; ".join(f"{paper_name(f)} {pts(a)}%" for f, a in option_only_acc.items())
               + ("" if pretrained else " (no pretrained option-only model in bias_models)"))
-    ft = bootstrap_ci(correctness(m.runs[(NGRAM, "CQA")], val).mean(axis=0), scale=100)
+    ft = hierarchical_ci(correctness(m.runs[(NGRAM, "CQA")], val))
     log.judge("fasttext", {"ft": ft, "chance": chance}, f"fastText {ft}")
-    bl = bootstrap_ci(correctness(m.runs[(BILSTM, "CQA")], val).mean(axis=0), scale=100)
+    bl = hierarchical_ci(correctness(m.runs[(BILSTM, "CQA")], val))
     log.judge("bilstm", {"bl": bl, "chance": chance}, f"Bi-LSTM {bl}")
     model = cfg.headline
 
     def rests_on(*inputs: str) -> list[learning.LossCheck]:
         return [m.checks[(model, f)] for f in inputs if (model, f) in m.checks]
 
-    # per validation question: the share of seeds that got it right, so intervals are over questions
-    item = {f: correctness(m.runs[(model, f)], val).mean(axis=0) for f in ("A", "QA", "CQA") if (model, f) in m.runs}
+    # (seeds, questions) correctness: intervals resample seeds, then questions; the same questions for
+    # both inputs of a paired gain
+    item = {f: correctness(m.runs[(model, f)], val) for f in ("A", "QA", "CQA") if (model, f) in m.runs}
     e, h = m.acc_e[(model, "CQA")].mean(), m.acc_h[(model, "CQA")].mean()
-    gap = difference_interval(item["CQA"][eh.easy], item["CQA"][eh.hard])
+    gap = hierarchical_difference(item["CQA"][:, eh.easy], item["CQA"][:, eh.hard])
     log.judge("easy-vs-hard", {"gap": gap}, f"EASY {pts(e)}%, HARD {pts(h)}%: EASY − HARD {gap}",
               rests_on=rests_on("CQA"))
-    hard = bootstrap_ci(item["CQA"][eh.hard], scale=100) if eh.hard.any() else None
+    hard = hierarchical_ci(item["CQA"][:, eh.hard]) if eh.hard.any() else None
     log.judge("hard-near-chance", {"hard": hard} if hard is not None else None,
               f"HARD {hard}" if hard is not None else "no HARD question in val", rests_on=rests_on("CQA"))
     main = {f: m.acc[(model, f)].mean() for f in item}
     if {"A", "QA"} <= set(main):
-        gain = paired_difference(item["QA"], item["A"])
+        gain = hierarchical_paired(item["QA"], item["A"])
         log.judge("question-adds-little", {"gain": {model: gain}},
                   f"(A) {pts(main['A'])}%, (Q, A) {pts(main['QA'])}%: (Q, A) − (A) {gain}", rests_on=rests_on("A", "QA"))
-        gain = paired_difference(item["CQA"], item["QA"])
+        gain = hierarchical_paired(item["CQA"], item["QA"])
         log.judge("context-adds-a-lot", {"gain": {model: gain}},
                   f"(Q, A) {pts(main['QA'])}%, (C, Q, A) {pts(main['CQA'])}%: (C, Q, A) − (Q, A) {gain}",
                   rests_on=rests_on("QA", "CQA"))
