@@ -105,7 +105,9 @@ def test_claim_intervals_match_the_table_metrics(data):
     last = ex.position_baseline(data, 3)
     scores = ex.system_scores(last)
     gap = ex.selective_gap(last, seed=0)  # one unit: the pooled gap is the table's
-    assert gap.estimate == pytest.approx(scores["Selective"] - scores["Eliminative"]) and gap.n == 14
+    # the interval resamples main questions (a main question's subquestions together): n counts them
+    assert gap.estimate == pytest.approx(scores["Selective"] - scores["Eliminative"])
+    assert gap.n == len({s.meta["main_id"] for s in data.subs})
     assert gap.low <= gap.estimate <= gap.high
     excess = ex.consistency_excess([last, last], seed=0)  # a system repeated: the same mean
     assert excess.estimate == pytest.approx(scores["Consistency"] - scores["MainQ"] / 2) and excess.n == 12

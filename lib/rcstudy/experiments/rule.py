@@ -15,7 +15,7 @@ import math
 import re
 import warnings
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Literal, Mapping, Sequence
 
 import numpy as np
@@ -37,7 +37,8 @@ from ..prompts.rule import ZERO_SHOT_COT
 from ..report import ChapterResults, ClaimLog, cell, md_text, paper_vs_ours
 from ..runtime import Runtime
 from ..settings import exports_dir
-from ..stats import Interval, MeanSD, bootstrap_ci, difference_interval, paired_difference
+from ..stats import (Interval, MeanSD, bootstrap_ci, difference_interval, hierarchical_ci, hierarchical_paired, spread_ci,
+                     subset_difference)
 from . import shared
 
 AGGREGATIONS = ("per_split_mean", "pooled")
@@ -948,10 +949,13 @@ def run(cfg: Config, rt: Runtime) -> Results:
         res.captions["rule_by_count"] = f"By number of subquestions: {count_system.name}"
     easy_hard_section(res, data, trained, prompted)
     res.tables["rule_table4"] = papers.table("rule", "Table 4").astype("Int64")  # reprinted, not re-run
-    judge_claims(res.claims, baselines=baselines, trained=trained, prompted=prompted, lm_rows=lm_rows,
-                 all_rows=all_rows, subq_cis=subq_cis, t5_asked=t5_asked, t5_runs=t5_runs,
-                 ablation_rows=ablation_rows, ablation_pairs=ablation_pairs, ablation_systems=ablation_systems,
-                 type_test=type_test, seed=cfg.sample_seed)
+    gates = judge_claims(res.claims, baselines=baselines, trained=trained, prompted=prompted, lm_rows=lm_rows,
+                         all_rows=all_rows, subq_cis=subq_cis, t5_asked=t5_asked, t5_runs=t5_runs,
+                         ablation_rows=ablation_rows, ablation_pairs=ablation_pairs,
+                         ablation_systems=ablation_systems, type_test=type_test, seed=cfg.sample_seed)
+    res.tables["rule_learned"] = learning.table([replace(c, name=n) for n, c in gates.items()])
+    res.facts["rule_lm_warnings"] = Markdown(md_text(learning.warnings_text(
+        [replace(c, name=n) for n, c in gates.items() if n not in trained.runs])))
     return res
 
 
@@ -1070,11 +1074,38 @@ def loss_text(runs: Sequence[System]) -> str:
     return f"{first:.3f} → {last:.3f} over {len(runs[0].info['losses'])} steps"
 
 
-def loss_checks(trained: Trained) -> dict[str, learning.LossCheck]:
-    """Did the multiple-choice encoder learn? (Its loss is a 4-way cross-entropy; the text-to-text
-    models' is per token, with no ln k to compare with.)"""
-    runs = trained.encoder_runs
-    return {trained.encoder_name: learning.check(trained.encoder_name, [r.info["losses"] for r in runs], 4)} if runs else {}
+def loss_checks(trained: Trained, seed: int = 0) -> dict[str, learning.LossCheck]:
+    """Did each fine-tuned model learn? It is judged on RULE's main questions, ReClor questions
+    held out of its training (:func:`training_questions`): its accuracy there, seeds then main
+    questions resampled, against chance. The multiple-choice encoder's training loss (a 4-way
+    cross-entropy) is shown beside it against ln 4; the text-to-text models' is per token, with no
+    ln k to compare with."""
+    out = {}
+    for name, runs in trained.runs.items():
+        if not runs:
+            continue
+        main = runs_by_question(runs, "main")
+        curves = [r.info["losses"] for r in runs] if name == trained.encoder_name else None
+        out[name] = learning.check(name, curves, 4, correct=main.to_numpy(float),
+                                   chance=chance_of(runs[0].data, main.columns, "main"),
+                                   heldout="RULE's main questions (held out of training)", seed=seed)
+    return out
+
+
+def lm_checks(prompted: Prompted, kind: Literal["main", "sub"], seed: int = 0,
+              systems: Mapping[str, System] | None = None) -> dict[str, learning.LossCheck]:
+    """Is each prompted setting above chance on the task a claim rests on: its main questions
+    (``kind="main"``) or its subquestions (clustered by main question)? (:func:`rcstudy.learning.prompted`)"""
+    out = {}
+    for name, system in (systems if systems is not None else prompted.systems).items():
+        runs = runs_by_question([system], kind)
+        if not runs.shape[1]:
+            continue
+        task = "its main questions" if kind == "main" else "its subquestions"
+        out[name] = learning.prompted(name, runs.to_numpy(float), 4, task=task, seed=seed,
+                                      chance=chance_of(system.data, runs.columns, kind),
+                                      clusters=None if kind == "main" else mains_of(system.data, runs.columns))
+    return out
 
 
 def training_facts(cfg: Config, trained: Trained, sample: RuleData) -> dict:
@@ -1110,22 +1141,48 @@ def training_facts(cfg: Config, trained: Trained, sample: RuleData) -> dict:
     return facts
 
 
+def runs_by_question(systems: Sequence[System], kind: Literal["main", "sub", "consistent"]) -> pd.DataFrame:
+    """One row per system (seed), one column per main question or subquestion id (sorted): 1.0 if
+    it answered it right (``"consistent"``: the main question and all its subquestions), 0.0 if
+    not, NaN where it did not answer it; each system's units pooled (a question sits in one)."""
+    rows = []
+    for s in systems:
+        frames = [per_main(s.data, ev)["main_right" if kind == "main" else "consistent"] if kind != "sub"
+                  else sub_correct(s.data, ev).set_index("id")["right"] for ev in s.evals]
+        rows.append(pd.concat(frames).astype(float).groupby(level=0).mean() if frames else pd.Series(dtype=float))
+    frame = pd.DataFrame(rows).reset_index(drop=True)
+    return frame.reindex(columns=sorted(frame.columns))
+
+
+def mains_of(data: RuleData, ids: Sequence[str]) -> list[str]:
+    """The main question of each subquestion id: the cluster a subquestion is resampled with."""
+    return [data.sub(i).meta["main_id"] for i in ids]
+
+
+def chance_of(data: RuleData, ids: Sequence[str], kind: str) -> np.ndarray:
+    """The probability of guessing each question right: 1 / its number of options."""
+    get = data.sub if kind == "sub" else data.main
+    return np.array([1 / len(get(i).options) for i in ids])
+
+
 def subq_intervals(trained: Trained, seed: int) -> dict[str, Interval]:
-    """Per fine-tuned model: bootstrap interval of SubQ accuracy (per-item mean over seeds)."""
+    """Per fine-tuned model: SubQ accuracy with a bootstrap interval that resamples seeds, then main
+    questions (a main question's subquestions are drawn together: they share its passage)."""
     out = {}
     for name, runs in trained.runs.items():
-        per_item = np.mean([sub_correct(r.data, r.evals[0]).sort_values("id")["right"].to_numpy(float)
-                            for r in runs], axis=0)
-        out[name] = bootstrap_ci(per_item, scale=100, seed=seed)
+        sub = runs_by_question(runs, "sub")
+        out[name] = hierarchical_ci(sub.to_numpy(float), clusters=mains_of(runs[0].data, sub.columns), seed=seed)
     return out
 
 
 def selective_gap(system: System, seed: int) -> Interval:
     """Selective − eliminative SubQ accuracy (points) over every subquestion the system answered
-    (its units pooled), with a two-group bootstrap interval: the two kinds are different questions."""
-    frame = pd.concat([sub_correct(system.data, ev) for ev in system.evals], ignore_index=True)
-    right, selective = frame["right"].to_numpy(float), frame["selective"].to_numpy(bool)
-    return difference_interval(right[selective], right[~selective], seed=seed)
+    (its units pooled), with a bootstrap interval that resamples main questions once for both kinds
+    (a main question has subquestions of both kinds)."""
+    sub = runs_by_question([system], "sub")
+    selective = np.array([bool(system.data.sub(i).meta["selective"]) for i in sub.columns])
+    return subset_difference(sub.to_numpy(float), selective, ~selective, clusters=mains_of(system.data, sub.columns),
+                             seed=seed)
 
 
 def consistency_excess(systems: Sequence[System], seed: int) -> Interval:
@@ -1137,18 +1194,12 @@ def consistency_excess(systems: Sequence[System], seed: int) -> Interval:
                         scale=100, seed=seed)
 
 
-def right_by_question(systems: Sequence[System], kind: Literal["main", "sub"]) -> pd.Series:
-    """Per main question or subquestion id: the share of ``systems`` (seeds) that answered it
-    right, their units pooled (each question sits in one unit)."""
-    frames = [per_main(s.data, ev)["main_right"] if kind == "main" else sub_correct(s.data, ev).set_index("id")["right"]
-              for s in systems for ev in s.evals]
-    return pd.concat(frames).astype(float).groupby(level=0).mean()
-
-
-def paired_gain(a: pd.Series, b: pd.Series, seed: int) -> Interval:
-    """a − b (points) over the questions both answered, with a paired bootstrap interval."""
-    common = a.index.intersection(b.index)
-    return paired_difference(a[common].to_numpy(), b[common].to_numpy(), seed=seed)
+def paired_runs(a: pd.DataFrame, b: pd.DataFrame, seed: int, clusters: Mapping[str, str] | None = None) -> Interval:
+    """a − b (points) over the questions both answered (:func:`runs_by_question` frames, each with
+    its own seeds), the same questions drawn for both; ``clusters``: each subquestion's main question."""
+    common = [c for c in a.columns if c in set(b.columns)]
+    return hierarchical_paired(a[common].to_numpy(float), b[common].to_numpy(float), seed=seed,
+                               clusters=None if clusters is None else [clusters[c] for c in common])
 
 
 def alignment_gap(frame: pd.DataFrame, seed: int) -> Interval:
@@ -1499,33 +1550,62 @@ def easy_hard_section(res: Results, data: RuleData, trained: Trained, prompted: 
            f"EASY and {enc['MainQ HARD'].mean():.1f} % on HARD main questions (mean over seeds)" if len(enc) else ""))
 
 
+def type_groups(data: RuleData, sub_ids: Sequence[str]) -> list[str]:
+    """Each subquestion's question type (:func:`question_type` of its main question), with the types
+    of fewer than :data:`TYPE_MIN_SUBQUESTIONS` subquestions pooled into one group."""
+    types = [question_type(data.main(data.sub(i).meta["main_id"]).question) for i in sub_ids]
+    counts = Counter(types)
+    return [t if counts[t] >= TYPE_MIN_SUBQUESTIONS else "types with few subquestions (pooled)" for t in types]
+
+
+def none_exemplar_gain(system: System, seed: int) -> Interval | None:
+    """Accuracy on None-answer subquestions in batches with − without a None-answer exemplar
+    (points), resampling main questions (None if either group is empty)."""
+    flags = system.info.get("none exemplar by split", {})
+    frames = [sub_correct(system.data, ev).assign(flag=flags.get(ev.split)) for ev in system.evals]
+    f = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    f = f[f["none_correct"].astype(bool)] if len(f) else f
+    with_, without = (f["flag"] == True).to_numpy(), (f["flag"] == False).to_numpy()  # noqa: E712 (None: unknown)
+    if not len(f) or not with_.any() or not without.any():
+        return None
+    return subset_difference(f["right"].to_numpy(float), with_, without, clusters=f["main_id"].tolist(), seed=seed)
+
+
 def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trained, prompted: Prompted,
                  lm_rows: Mapping[str, Mapping], all_rows: Mapping[str, Mapping], subq_cis: Mapping[str, Interval],
                  t5_asked: pd.DataFrame, t5_runs: Mapping[str, Mapping[str, System]],
                  ablation_rows: Mapping[str, Mapping], ablation_pairs: Sequence[tuple[str, str]],
                  ablation_systems: Mapping[str, Sequence[System]], type_test: tuple[float, int, int] | None,
-                 seed: int) -> None:
+                 seed: int) -> dict[str, learning.LossCheck]:
     """The evidence of every declared claim (:data:`rcstudy.papers.rule.CLAIMS`), in the page's
-    order; ``seed`` seeds the bootstrap intervals."""
+    order; ``seed`` seeds the bootstrap intervals. Every interval resamples seeds, then main
+    questions (a main question's subquestions together); paired where two systems or variants
+    answered the same questions. Each claim rests on the models whose evidence it reads: a
+    fine-tuned model must beat chance on the held-out main questions, a prompted setting on the
+    task the claim reads (its main questions or its subquestions), or the claim is "model at
+    chance". Returns every gate it used (for the page's table)."""
     def fmt(r, k):
         return cell(r[k])
+
+    checks = loss_checks(trained, seed)
+    lm_sub = lm_checks(prompted, "sub", seed)
+    gates: dict[str, learning.LossCheck] = {**checks, **{f"{n} (subquestions)": c for n, c in lm_sub.items()}}
 
     if lm_rows:
         gaps = {n: selective_gap(prompted.systems[n], seed) for n in lm_rows}
         claims.judge("eliminative-below-selective", {"gaps": gaps},
                      "; ".join(f"{n}: sel {fmt(r, 'Selective')} vs elim {fmt(r, 'Eliminative')}, "
-                               f"pooled gap {gaps[n]}" for n, r in lm_rows.items()))
+                               f"gap {gaps[n]}" for n, r in lm_rows.items()),
+                     rests_on=[lm_sub[n] for n in lm_rows if n in lm_sub])
     else:
         claims.judge("eliminative-below-selective", None, "no language model could be run here")
 
     baseline_names = {b.name for b in baselines}
     evaluated = {n: r for n, r in all_rows.items() if n not in baseline_names}
     systems = {**trained.runs, **{n: [s] for n, s in prompted.systems.items()}}
-    per_q = {n: pd.concat([per_main(s.data, ev) for s in systems[n] for ev in s.evals], ignore_index=True)
-             for n in evaluated}
-    consistency = {n: bootstrap_ci(f["consistent"].to_numpy(float), scale=100, seed=seed) for n, f in per_q.items()}
-    mainq = {n: bootstrap_ci(f["main_right"].to_numpy(float), scale=100, seed=seed) for n, f in per_q.items()}
-    checks = loss_checks(trained)
+    consistency = {n: hierarchical_ci(runs_by_question(systems[n], "consistent").to_numpy(float), seed=seed)
+                   for n in evaluated}
+    mainq = {n: hierarchical_ci(runs_by_question(systems[n], "main").to_numpy(float), seed=seed) for n in evaluated}
     claims.judge("consistency-below-human",
                  {"consistency": consistency, "mainq": mainq,
                   "human": papers.value("rule", "Table 2", "Human", "Consistency"),
@@ -1537,17 +1617,19 @@ def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trai
     claims.judge("finetuned-subq-near-chance",
                  {"subq": dict(subq_cis), "chance": papers.value("rule", "Table 2", "Chance", "SubQ")}
                  if subq_cis else None,
-                 "; ".join(f"{name}: SubQ {ci}" for name, ci in subq_cis.items()) or "no model trained",
+                 "; ".join(f"{name}: SubQ {ci} (seeds, then main questions, resampled)"
+                           for name, ci in subq_cis.items()) or "no model trained",
                  rests_on=[c for n, c in checks.items() if n in subq_cis])
 
     with_none = with_none_exemplar(prompted)
     if with_none:
         nb = none_by_exemplar(with_none[0])
-        w, wo = nb["with a None-answer exemplar"], nb["without"]
-        claims.judge("none-exemplar-helps",
-                     None if np.isnan(w) or np.isnan(wo) else {"diff": w - wo},
-                     f"{with_none[0].name}: {w:.1f}% (n={nb['n with a None-answer exemplar']}) vs {wo:.1f}% "
-                     f"(n={nb['n without']})")
+        gain = none_exemplar_gain(with_none[0], seed)
+        claims.judge("none-exemplar-helps", None if gain is None else {"diff": gain},
+                     f"{with_none[0].name}: {nb['with a None-answer exemplar']:.1f}% "
+                     f"(n={nb['n with a None-answer exemplar']}) vs {nb['without']:.1f}% (n={nb['n without']})"
+                     + (f"; with − without {gain}" if gain is not None else "; one of the two groups is empty"),
+                     rests_on=[lm_sub[with_none[0].name]] if with_none[0].name in lm_sub else ())
     else:
         claims.judge("none-exemplar-helps", None, "not run in this profile: needs a five-shot setting with RULE "
                                                   "exemplars (the only prompts with a None-answer exemplar)")
@@ -1564,35 +1646,56 @@ def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trai
 
     pairs = [(n, m) for n in prompted.systems for m in prompted.systems
              if "RULE exemplars" in n and m == n.replace("RULE exemplars", "ReClor exemplars")]
-    claims.judge("subq-exemplars-no-help-small",
-                 {"gain": {n: numeric(lm_rows[n]["SubQ"]) - numeric(lm_rows[m]["SubQ"]) for n, m in pairs}}
-                 if pairs else None,
-                 "; ".join(f"{n}: {fmt(lm_rows[n], 'SubQ')} vs {fmt(lm_rows[m], 'SubQ')}" for n, m in pairs)
-                 or "not run in this profile: needs the same setting with RULE and with ReClor exemplars")
+    subs = {n: runs_by_question([prompted.systems[n]], "sub") for pair in pairs for n in pair}
+    mains = {i: prompted.systems[n].data.sub(i).meta["main_id"] for n in subs for i in subs[n].columns}
+    gains = {n: paired_runs(subs[n], subs[m], seed, mains) for n, m in pairs}
+    claims.judge("subq-exemplars-no-help-small", {"gain": gains} if pairs else None,
+                 "; ".join(f"{n}: {fmt(lm_rows[n], 'SubQ')} vs {fmt(lm_rows[m], 'SubQ')}, paired gain {gains[n]}"
+                           for n, m in pairs)
+                 or "not run in this profile: needs the same setting with RULE and with ReClor exemplars",
+                 rests_on=[lm_sub[x] for pair in pairs for x in pair if x in lm_sub])
 
     t5 = t5_asked.loc[[n for n in t5_asked.index if not n.endswith(", no context")]]
-    right = {n: {v: right_by_question([s], "main") for v, s in t5_runs[n].items()} for n in t5.index}
+    right = {n: {v: runs_by_question([s], "main") for v, s in t5_runs[n].items()} for n in t5.index}
     worse = {n: max(("+ eliminative", "+ selective and eliminative"), key=lambda v: r[v]) for n, r in t5.iterrows()}
+    # the claim reads each setting's main questions: it rests on the setting answering them (no
+    # rationale appended) above chance
+    lm_main = lm_checks(prompted, "main", seed, {n: t5_runs[n]["no rationale"] for n in t5.index})
+    gates.update({f"{n} (main questions)": c for n, c in lm_main.items()})
     claims.judge("rationales-help-main",
-                 {"selective_gain": {n: paired_gain(right[n]["+ selective"], right[n]["no rationale"], seed)
+                 {"selective_gain": {n: paired_runs(right[n]["+ selective"], right[n]["no rationale"], seed)
                                      for n in t5.index},
-                  "eliminative_loss": {n: paired_gain(right[n]["no rationale"], right[n][worse[n]], seed)
+                  "eliminative_loss": {n: paired_runs(right[n]["no rationale"], right[n][worse[n]], seed)
                                        for n in t5.index}} if len(t5) else None,
                  "; ".join(f"{n}: {r['no rationale']:.1f} / {r['+ selective']:.1f} / {r['+ eliminative']:.1f} / "
                            f"{r['+ selective and eliminative']:.1f} (none / sel / elim / both, "
-                           f"n={r['main questions']:.0f})" for n, r in t5.iterrows()) or "not run")
+                           f"n={r['main questions']:.0f})" for n, r in t5.iterrows()) or "not run",
+                 rests_on=list(lm_main.values()))
 
-    drops = {w: paired_gain(right_by_question(ablation_systems[w], "sub"),
-                            right_by_question(ablation_systems[wo], "sub"), seed) for w, wo in ablation_pairs}
+    def sub_frame(w: str) -> pd.DataFrame:
+        return runs_by_question(ablation_systems[w], "sub")
+
+    ablated = {w: (sub_frame(w), sub_frame(wo)) for w, wo in ablation_pairs}
+    ab_mains = {i: ablation_systems[w][0].data.sub(i).meta["main_id"] for w, (a, _) in ablated.items() for i in a.columns}
+    drops = {w: paired_runs(a, b, seed, ab_mains) for w, (a, b) in ablated.items()}
     claims.judge("subquestions-need-context", {"drop": drops} if ablation_pairs else None,
                  "; ".join(f"{w}: {cell(ablation_rows[w]['SubQ'])} → {cell(ablation_rows[wo]['SubQ'])}, "
                            f"paired drop {drops[w]}" for w, wo in ablation_pairs) or "not run")
 
-    # the chi-square p is absence of evidence; the claim needs an interval of the spread across types
-    claims.judge("no-trend-by-type", None,
-                 "not run" if type_test is None else f"chi-square p = {type_test[0]:.2f} over {type_test[1]} groups "
-                                                     f"of types, {type_test[2]} subquestions; not judged: no interval "
-                                                     "of the largest departure of a type from the overall accuracy")
+    # no trend by type: the largest departure of a type's SubQ accuracy from the overall, with an
+    # interval (the chi-square p of the table is absence of evidence, not evidence of no trend)
+    enc = trained.encoder_runs
+    if type_test is None or not enc:
+        claims.judge("no-trend-by-type", None, "not run" if type_test is None else "no fine-tuned encoder")
+    else:
+        sub = runs_by_question(enc, "sub")
+        groups = type_groups(enc[0].data, sub.columns)
+        spread = spread_ci(sub.to_numpy(float), groups, clusters=mains_of(enc[0].data, sub.columns), seed=seed)
+        claims.judge("no-trend-by-type", {"spread": spread},
+                     f"{trained.encoder_name}: largest |type − overall| SubQ accuracy {spread} over "
+                     f"{len(set(groups))} groups of types (seeds, then main questions, resampled); chi-square "
+                     f"p = {type_test[0]:.2f}", rests_on=[checks[trained.encoder_name]])
+    return gates
 
 
 # --------------------------------------------------------------------------------------------
