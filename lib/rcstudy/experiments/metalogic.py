@@ -28,7 +28,7 @@ from ..models.registry import ModelName, split_revision
 from ..prompts import metalogic as prompts
 from ..report import ChapterResults, ClaimLog, paper_vs_ours
 from ..runtime import Runtime
-from ..stats import mean_sd
+from ..stats import Interval, hierarchical_ci, hierarchical_paired, mean_sd
 
 PAPER = "metalogic"
 Method = Literal["once", "multitask"]
@@ -736,49 +736,169 @@ def error_section(cfg: Config, splits, g: Generated, rt: Runtime, tables, facts,
         metalogic_ea_c2_share=100 * errors.loc["C2", "ours"] / max(1, errors.loc[certainty, "ours"].sum()),
         metalogic_paper_f1_share=share(paper, "count", "F1", formula),
         metalogic_paper_c2_share=share(paper, "count", "C2", certainty))
-    return errors, counts, label
+    return errors, counts, label, sample, preds
 
 
-def judge_claims(cfg: Config, base_means, ours_means, t14, main_label, early, late, errors, ea_label,
-                 facts) -> ClaimLog:
-    """The evidence for each declared claim (:data:`rcstudy.papers.metalogic.CLAIMS`). Every score
-    here is a mean over the test passages with no interval yet, so the claims are recorded as not
-    testable, with the evidence in words (the rules need per-passage bootstrap intervals)."""
+# --- intervals over the test passages ---------------------------------------------------------
+#
+# Every score of the chapter is a mean over passages (Cert. F1* is a macro-F1 over the pooled
+# nodes), so its interval resamples passages; a trained system's seeds are resampled above them,
+# and two systems on the same passages are compared with one draw of passages for both (paired).
+
+#: Bootstrap draws of the chapter's passage intervals.
+N_BOOT = 2000
+
+
+class PassageScores:
+    """One system's per-passage scores on ``graphs``: (runs, passages) per column (0–1), and the
+    per-passage confusion counts of gold × predicted certainty for the macro-F1."""
+
+    LABELS = (-1, 0, 1, 2, 3, 4)  # unresolved, then the five degrees
+
+    def __init__(self, graphs: Sequence[Metagraph], runs: Sequence[Mapping[str, Prediction]]):
+        self.ids = [g.id for g in graphs]
+        samples = [[mm.score_sample(g, preds.get(g.id, Prediction())) for g in graphs] for preds in runs]
+        self.columns = {c: np.array([[x.scores[c] for x in run] for run in samples])
+                        for c in samples[0][0].scores} if graphs else {}
+        k = {label: i for i, label in enumerate(self.LABELS)}
+        self.confusion = np.zeros((len(runs), len(graphs), len(self.LABELS), len(self.LABELS)))
+        for r, run in enumerate(samples):
+            for p, x in enumerate(run):
+                for gold, pred in x.degrees:
+                    self.confusion[r, p, k.get(gold, 0), k.get(pred, 0)] += 1
+
+    def column(self, name: str) -> np.ndarray:
+        """(runs, passages) of a score (its display name or key), in points."""
+        key = {v: k for k, v in COLUMN_NAMES.items()}.get(name, name)
+        return 100 * self.columns[key]
+
+    def macro(self, seed_w: np.ndarray, passage_w: np.ndarray) -> np.ndarray:
+        """Cert. F1* (points) of every resample: sklearn's macro-F1 over the labels seen, from the
+        weighted confusion counts."""
+        c = np.einsum("bs,bp,spij->bij", seed_w, passage_w, self.confusion)
+        tp = np.diagonal(c, axis1=1, axis2=2)
+        gold, pred = c.sum(axis=2), c.sum(axis=1)
+        seen = (gold + pred) > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f1 = np.where(seen, 2 * tp / np.where(seen, gold + pred, 1), 0.0)
+        return 100 * f1.sum(axis=1) / np.maximum(seen.sum(axis=1), 1)
+
+
+def _weights(n_runs: int, n_passages: int, rng: np.random.Generator, n_boot: int = N_BOOT):
+    seed_w = (rng.multinomial(n_runs, np.full(n_runs, 1 / n_runs), n_boot).astype(float) if n_runs > 1
+              else np.ones((n_boot, 1)))
+    return seed_w, rng.multinomial(n_passages, np.full(n_passages, 1 / n_passages), n_boot).astype(float)
+
+
+def _interval(estimate: float, boots: np.ndarray, n: int, level: float = 0.95) -> Interval:
+    low, high = np.quantile(boots[np.isfinite(boots)], [(1 - level) / 2, (1 + level) / 2])
+    return Interval(float(estimate), float(low), float(high), level, n)
+
+
+def macro_interval(scores: PassageScores, seed: int = 0) -> Interval:
+    """Cert. F1* with a bootstrap interval over runs, then passages."""
+    runs, n = scores.confusion.shape[:2]
+    full = scores.macro(np.ones((1, runs)), np.ones((1, n)))[0]
+    return _interval(full, scores.macro(*_weights(runs, n, np.random.default_rng(seed))), n)
+
+
+def scale_gain_interval(train: Sequence[Metagraph], test: Sequence[Metagraph], ratios: Sequence[float],
+                        seeds: Sequence[int], seed: int = 0) -> Interval:
+    """The feature model's (gain from the smallest share to ~20 %) − (gain from ~20 % to all) in the
+    mean of the six scores of Figure 5, with a bootstrap interval: the subset draws (seeds)
+    resampled, then the test passages, one draw of passages for every share (the same passages)."""
+    lo, mid, hi = min(ratios), min(ratios, key=lambda r: abs(r - 0.2)), max(ratios)
+    per = {r: PassageScores(test, [gen.feature_predictions(ratio_subsets(train, [r], s)[r], test, s) for s in seeds])
+           for r in (lo, mid, hi)}
+    rng = np.random.default_rng(seed)
+    seed_w, passage_w = _weights(len(seeds), len(test), rng)
+    ones = (np.ones((1, len(seeds))), np.ones((1, len(test))))
+
+    def six(sc: PassageScores, sw: np.ndarray, pw: np.ndarray) -> np.ndarray:
+        parts = [np.einsum("bs,bp,sp->b", sw, pw, sc.column(c)) / np.einsum("bs,bp->b", sw, pw)
+                 for c in SCALE_PANELS if c != "Cert. F1*"]
+        return (np.sum(parts, axis=0) + sc.macro(sw, pw)) / len(SCALE_PANELS)
+
+    def gain(sw, pw):
+        return 2 * six(per[mid], sw, pw) - six(per[lo], sw, pw) - six(per[hi], sw, pw)
+
+    return _interval(gain(*ones)[0], gain(seed_w, passage_w), len(test))
+
+
+def error_lead_interval(graphs: Sequence[Metagraph], preds: Mapping[str, Prediction], category: str,
+                        group: Sequence[str], seed: int = 0) -> Interval:
+    """The share (%) of ``category`` among the errors of ``group`` minus the largest other category's
+    share, with a bootstrap interval over the sampled passages (their errors drawn together)."""
+    counts = np.array([[mm.error_counts([g], preds).get(c, 0) for c in group] for g in graphs], dtype=float)
+    i = list(group).index(category)
+
+    def lead(w: np.ndarray) -> np.ndarray:
+        tot = w @ counts
+        others = np.delete(tot, i, axis=1).max(axis=1)
+        return 100 * (tot[:, i] - others) / np.maximum(tot.sum(axis=1), 1)
+
+    rng = np.random.default_rng(seed)
+    _, w = _weights(1, len(graphs), rng)
+    return _interval(lead(np.ones((1, len(graphs))))[0], lead(w), len(graphs))
+
+
+def judge_claims(cfg: Config, splits, g: Generated, base, main_label: str, main_graphs, main_runs, ea_graphs,
+                 ea_preds, ea_label: str, facts) -> ClaimLog:
+    """The evidence for each declared claim (:data:`rcstudy.papers.metalogic.CLAIMS`): every score
+    with a bootstrap interval over the test passages (each trained system's seeds resampled above
+    them; :class:`PassageScores`), and the differences from the trivial structure and from the
+    empty prediction paired on the same passages."""
     claims = ClaimLog(PAPER)
-    trained = [f"{METHOD_NAMES[m]} ({cfg.seq2seq.model})" for m in cfg.seq2seq.methods] + [OURS_NAMES["features"]]
-    tm = ours_means.loc[trained]
-    trivial, empty = base_means.loc["trivial"], base_means.loc["empty"]
-    macro = {n: float(tm.loc[n, "Cert. F1*"]) for n in trained}
-    over = {n: float(tm.loc[n, "Cert. Acc"] - trivial["Cert. Acc"]) for n in trained}
-    claims.judge("certainty-hard", {"cert_macro": macro, "cert_over_trivial": over},
-                 "; ".join(f"{n}: Cert. F1* {macro[n]:.1f}, Cert. Acc − trivial {over[n]:+.1f}" for n in trained))
-    node, step_all = float(tm.loc[main_label, "Node F1"]), float(tm.loc[main_label, "Step All"])
-    node_over = node - float(trivial["Node F1"])
-    claims.judge("nodes-high-steps-low", {"node": node, "step_all": step_all, "node_over_trivial": node_over},
-                 f"{main_label}: Node F1 {node:.1f} ({node_over:+.1f} over the trivial structure), Step All "
-                 f"{step_all:.1f}")
-    formula = {n: float(tm.loc[n, "Formula F1"]) for n in trained}
-    formula_over = {n: v - float(empty["Formula F1"]) for n, v in formula.items()}
-    claims.judge("formula-around-60", {"formula": formula, "formula_over_empty": formula_over},
-                 "; ".join(f"{n}: Formula F1 {v:.1f}" for n, v in formula.items())
-                 + f"; empty prediction {empty['Formula F1']:.1f}")
-    sup, reb = float(t14.loc[main_label, "Support All"]), float(t14.loc[main_label, "Rebut All"])
-    reb_empty = float(base_means.loc["empty", "Rebut All"]) if "Rebut All" in base_means.columns else None
-    claims.judge("rebut-easier", {"rebut_minus_support": reb - sup,
-                                  "rebut_over_empty": None if reb_empty is None else reb - reb_empty},
-                 f"{main_label}: Rebut All {reb:.1f}, Support All {sup:.1f}"
-                 + ("" if reb_empty is None else f"; the empty prediction's Rebut All is {reb_empty:.1f}"))
-    claims.judge("scale-fast-then-flat", {"early_minus_late": early - late}, f"+{early:.1f} then +{late:.1f} points")
-    claims.judge("metgen-best", None, "not run in this profile")
-    ours = errors["ours"]
+    test = splits["test"]
+    systems = {g.names[m]: (g.test, g.preds[m]) for m in cfg.seq2seq.methods}
+    systems[OURS_NAMES["features"]] = (test, [base["features"]])
+    scores = {n: PassageScores(graphs, runs) for n, (graphs, runs) in systems.items()}
+    refs = {k: PassageScores(test, [base[k]]) for k in ("trivial", "empty")}
+    test_pos = {gid: i for i, gid in enumerate(refs["trivial"].ids)}
 
-    def lead(cat, group):
-        total = max(1.0, float(ours[group].sum()))
-        return 100 * (float(ours[cat]) - max(float(ours[c]) for c in group if c != cat)) / total
-    claims.judge("errors-variables", {"f1_lead": lead("F1", ["F1", "F2", "F3", "F4"])},
-                 f"{ea_label}: F1 share {facts['metalogic_ea_f1_share']:.0f} % of formula errors")
-    claims.judge("errors-contingent", {"c2_lead": lead("C2", ["C1", "C2", "C3", "C4"])},
-                 f"{ea_label}: C2 share {facts['metalogic_ea_c2_share']:.0f} % of certainty errors")
+    def ci(n: str, col: str) -> Interval:
+        return hierarchical_ci(scores[n].column(col), scale=1.0)
+
+    def over(n: str, col: str, ref: str) -> Interval:
+        """System − reference on the passages the system was scored on (paired)."""
+        pos = [test_pos[i] for i in scores[n].ids]
+        return hierarchical_paired(scores[n].column(col), refs[ref].column(col)[:, pos], scale=1.0)
+
+    macro = {n: macro_interval(scores[n]) for n in systems}
+    cert_over = {n: over(n, "Cert. Acc", "trivial") for n in systems}
+    claims.judge("certainty-hard", {"cert_macro": macro, "cert_over_trivial": cert_over},
+                 "; ".join(f"{n}: Cert. F1* {macro[n]}, Cert. Acc − trivial {cert_over[n]}" for n in systems))
+    main = main_label if main_label in scores else OURS_NAMES["features"]
+    node, step_all = ci(main, "Node F1"), ci(main, "Step All")
+    node_over = over(main, "Node F1", "trivial")
+    claims.judge("nodes-high-steps-low", {"node": node, "step_all": step_all, "node_over_trivial": node_over},
+                 f"{main}: Node F1 {node} ({node_over} over the trivial structure), Step All {step_all}")
+    formula = {n: ci(n, "Formula F1") for n in systems}
+    formula_over = {n: over(n, "Formula F1", "empty") for n in systems}
+    claims.judge("formula-around-60", {"formula": formula, "formula_over_empty": formula_over},
+                 "; ".join(f"{n}: Formula F1 {formula[n]}, − empty {formula_over[n]}" for n in systems))
+    reb_sup = hierarchical_paired(scores[main].column("Rebut All"), scores[main].column("Support All"), scale=1.0)
+    reb_empty = over(main, "Rebut All", "empty")
+    claims.judge("rebut-easier", {"rebut_minus_support": reb_sup, "rebut_over_empty": reb_empty},
+                 f"{main}: Rebut All − Support All {reb_sup}; Rebut All − the empty prediction's {reb_empty}")
+    sc = cfg.scale
+    if "features" in sc.methods and len(sc.ratios) >= 3:
+        gain = scale_gain_interval(splits["train"], test, sc.ratios, sc.seeds)
+        claims.judge("scale-fast-then-flat", {"early_minus_late": gain},
+                     f"{OURS_NAMES['features']}: +{facts['metalogic_scale_gain_early']:.1f} then "
+                     f"+{facts['metalogic_scale_gain_late']:.1f} points; early − late {gain} (subset draws, then "
+                     "test passages, resampled)")
+    else:
+        claims.judge("scale-fast-then-flat", None, "the feature model is not run at three data shares here")
+    claims.judge("metgen-best", None, "not run in this profile")
+    f1 = error_lead_interval(ea_graphs, ea_preds, "F1", ["F1", "F2", "F3", "F4"])
+    claims.judge("errors-variables", {"f1_lead": f1},
+                 f"{ea_label}: F1 share {facts['metalogic_ea_f1_share']:.0f} % of formula errors; lead over the "
+                 f"next category {f1} ({len(ea_graphs)} dev passages resampled)")
+    c2 = error_lead_interval(ea_graphs, ea_preds, "C2", ["C1", "C2", "C3", "C4"])
+    claims.judge("errors-contingent", {"c2_lead": c2},
+                 f"{ea_label}: C2 share {facts['metalogic_ea_c2_share']:.0f} % of certainty errors; lead over the "
+                 f"next category {c2} ({len(ea_graphs)} dev passages resampled)")
     return claims
 
 
@@ -801,8 +921,9 @@ def run(cfg: Config, rt: Runtime) -> Results:
     main_label, main_graphs, main_preds, confusions = main_section(cfg, splits, g, base, ours_means, facts)
     t14, step_plot, op_plot = table14_section(splits, g, fewshot, base, b, main_label, tables, facts)
     scale, early, late = scale_section(cfg, splits, g, rt, tables, facts)
-    errors, error_counts, ea_label = error_section(cfg, splits, g, rt, tables, facts, captions)
-    claims = judge_claims(cfg, b, ours_means, t14, main_label, early, late, errors, ea_label, facts)
+    errors, error_counts, ea_label, ea_graphs, ea_preds = error_section(cfg, splits, g, rt, tables, facts, captions)
+    claims = judge_claims(cfg, splits, g, base, main_label, main_graphs, main_preds, ea_graphs, ea_preds, ea_label,
+                          facts)
     losses = {f"{METHOD_NAMES[m]}, seed {s}": r["losses"] for m, rs in g.runs.items()
               for s, r in zip(cfg.seq2seq.seeds, rs)}
     return Results(tables=tables, facts=facts, claims=claims, captions=captions, splits=splits, baselines=base,
