@@ -1,0 +1,81 @@
+"""Published notebooks hold what a reader should see: no progress bars, no stderr at all.
+
+The runner starts each kernel without capturing its file descriptors, so the library's progress
+bars (written to the kernel's own stderr, ``sys.__stderr__``) reach the runner's terminal and never
+the notebook; tqdm's notice that Jupyter widgets are missing is filtered; the kernel talks over IPC
+and prints no transport warning. The test runs as a user's run does: without ``PYTEST_CURRENT_TEST``
+in the environment, and it reads the published ``.ipynb`` itself, not the rendered page.
+"""
+
+import json
+
+import pytest
+
+from rcstudy import run
+
+pytestmark = pytest.mark.slow
+
+CHAPTER = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+# Progress
+
+```{code-cell} ipython3
+:tags: [parameters]
+profile = "quick"
+```
+
+```{code-cell} ipython3
+import os
+import sys
+import time
+
+import tqdm.auto  # what datasets and transformers import: tqdm's widget notice in a kernel
+
+from rcstudy.runtime import track
+
+for _ in track(range(4), desc="long demo work"):
+    time.sleep(0.05)
+os.write(2, b"a native library writes to descriptor 2\\n")
+print("the cell's result")
+```
+"""
+
+
+def outputs(path) -> list[dict]:
+    nb = json.loads(path.read_text())
+    return [o for c in nb["cells"] for o in c.get("outputs", [])]
+
+
+def stderr_outputs(path) -> list[str]:
+    return ["".join(o.get("text", "")) for o in outputs(path) if o.get("output_type") == "stream"
+            and o.get("name") == "stderr"]
+
+
+def test_a_published_notebook_holds_no_stderr_and_progress_reaches_the_terminal(tmp_path, monkeypatch, capfd):
+    monkeypatch.delenv("PYTEST_CURRENT_TEST", raising=False)
+    chapters = tmp_path / "chapters"
+    (chapters / "params").mkdir(parents=True)
+    (chapters / "progress.md").write_text(CHAPTER)
+    (chapters / "params" / "progress.smoke.yaml").write_text("profile: smoke\n")
+    monkeypatch.setattr(run, "CHAPTERS_DIR", chapters)
+    monkeypatch.setattr(run, "PARAMS_DIR", chapters / "params")
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TOKENIZERS_PARALLELISM", "RCSTUDY_PROGRESS"):
+        monkeypatch.setenv(name, "")  # configure_environment sets them; monkeypatch restores them
+    run.configure_environment("smoke", online=False, refresh=False)
+    monkeypatch.setenv("RCSTUDY_PROGRESS", "terminal")  # the runner's setting
+    capfd.readouterr()
+
+    result = run.execute_chapter("progress", "smoke", root=tmp_path / "root", progress=False)
+    assert result.ok, result.message
+    terminal = capfd.readouterr().err
+
+    published = tmp_path / "root" / "book" / "progress.ipynb"
+    assert stderr_outputs(published) == []
+    text = json.dumps(outputs(published))
+    assert "the cell's result" in text
+    assert "long demo work" not in text and "IProgress" not in text and "descriptor 2" not in text
+    assert "long demo work" in terminal and "descriptor 2" in terminal  # shown to whoever runs it
+    assert "without encryption" not in terminal
