@@ -64,3 +64,17 @@ def test_every_figure_is_numbered_referenced_and_linked_not_inlined(smoke_book, 
     assert numbers <= cited, f"{chapter}: figures {sorted(numbers - cited)} are never cited"
     inline = sum(len(m) for m in re.findall(r"data:image/[a-z]+;base64,[A-Za-z0-9+/=]*", html))
     assert inline <= 150_000, f"{chapter}: {inline / 1000:.0f} KB of inline image data"
+
+
+def test_scorecard_counts_with_no_underpowered_claim():
+    """A book whose claims all have a verdict (one chapter run alone) counts them without failing."""
+    import pandas as pd
+
+    from rcstudy import book
+
+    card = pd.DataFrame([{"chapter": "toy", "kind": "holds", "n needed": None}]).astype({"n needed": "Int64"})
+    counts = book.scorecard_counts(card)
+    assert counts.loc["toy", "holds"] == 1 and counts.loc["toy", "underpowered: n needed"] == ""
+    card = pd.DataFrame([{"chapter": "a", "kind": "underpowered", "n needed": 1200},
+                         {"chapter": "b", "kind": "holds", "n needed": None}]).astype({"n needed": "Int64"})
+    assert list(book.scorecard_counts(card)["underpowered: n needed"]) == ["1,200", "", ""]

@@ -89,9 +89,9 @@ def scorecard_counts(card: pd.DataFrame) -> pd.DataFrame:
     counts = counts.reindex([c for c in dict.fromkeys(card["chapter"])])
     counts.columns = list(VERDICT_ORDER)
     under = card[card["kind"] == "underpowered"]
-    need = under.groupby("chapter")["n needed"].apply(
-        lambda s: ", ".join(f"{int(v):,}" if pd.notna(v) else "none suffices" for v in s))
-    counts["underpowered: n needed"] = need.reindex(counts.index).fillna("")
+    need = {chapter: ", ".join(f"{int(v):,}" if pd.notna(v) else "none suffices" for v in s)
+            for chapter, s in under.groupby("chapter")["n needed"]}
+    counts["underpowered: n needed"] = [need.get(chapter, "") for chapter in counts.index]
     counts["claims"] = counts[list(VERDICT_ORDER)].sum(axis=1)
     total = {**{v: int(counts[v].sum()) for v in VERDICT_ORDER}, "underpowered: n needed": "",
              "claims": int(counts["claims"].sum())}
