@@ -83,3 +83,22 @@ def test_payloads_in_a_parameter_value_stop_the_run_in_one_line(tmp_path, value)
     assert len(proc.stderr.strip().splitlines()) == 1 and len(proc.stderr) < 400, proc.stderr
     assert "not valid YAML" in proc.stderr
     assert not root.exists() and not (tmp_path / "PWNED").exists()
+
+
+WARNING_CHAPTER = CHAPTER.replace('print("NOTE=" + json.dumps(note))',
+                                  'from rcstudy.cache import tell_user\ntell_user("cache entry X is unreadable: recomputing")')
+
+
+def test_a_cache_warning_in_a_kernel_reaches_the_runner_terminal(tmp_path, monkeypatch, capsys):
+    """The rendered page drops a kernel's stderr; the runner prints what the cache said."""
+    chapters = tmp_path / "chapters"
+    (chapters / "params").mkdir(parents=True)
+    (chapters / "echo.md").write_text(WARNING_CHAPTER)
+    (chapters / "params" / "echo.smoke.yaml").write_text("{}\n")
+    monkeypatch.setattr(run, "CHAPTERS_DIR", chapters)
+    monkeypatch.setattr(run, "PARAMS_DIR", chapters / "params")
+    monkeypatch.setattr(run, "toc_chapters", lambda: ["echo"])
+    monkeypatch.setattr(run, "chapter_dependencies", lambda chapter: {})
+    [result] = run.run_chapters(["echo"], "smoke", {}, root=tmp_path / "root")
+    assert result.ok, result.message
+    assert "⚠ cache entry X is unreadable: recomputing" in capsys.readouterr().err

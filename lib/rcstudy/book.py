@@ -6,13 +6,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .chapters import config_class, model_names
-from .config import ConfigError, as_dict
+from .chapters import config_class, profile_config
 from .data.registry import DATASETS, dataset_dir
-from .models.registry import OFFLINE_MODELS, TINY_MODELS
+from .models.registry import OFFLINE_MODELS, TINY_MODELS, model_references
 from .claims import VERDICT_ORDER
 from .report import CLAIM, claims_from_notebook
-from .run import PROFILES, load_params, toc_chapters
+from .run import PROFILES, toc_chapters
 
 
 def datasets_table() -> pd.DataFrame:
@@ -43,23 +42,12 @@ def models_table() -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("name")
 
 
-def chapter_parameters(chapter: str, profile: str) -> dict | None:
-    """A chapter's parameters in a profile, as nested mappings (None: the chapter has no such profile)."""
-    try:
-        cls = config_class(chapter)
-        if cls is None:
-            return load_params(chapter, profile)
-        return as_dict(cls.load(profile))
-    except ConfigError:
-        return None
-
-
 def profiles_table() -> pd.DataFrame:
     """For every chapter that names models, the models of each profile."""
     rows = {}
     for chapter in toc_chapters():
         cells = {p: ", ".join(names) for p in PROFILES
-                 if (params := chapter_parameters(chapter, p)) and (names := model_names(params))}
+                 if (cfg := profile_config(chapter, p)) and (names := model_references(cfg))}
         if cells:
             rows[chapter] = cells
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(PROFILES)).fillna("—")

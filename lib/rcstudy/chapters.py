@@ -20,7 +20,7 @@ import yaml
 from . import pages
 from .config import ChapterConfig, as_dict, nest, read_yaml
 from .errors import ConfigError
-from .models.registry import OFFLINE_MODELS, TINY_MODELS
+from .models.registry import OFFLINE_MODELS, TINY_MODELS, model_references
 from .settings import PROJECT_ROOT, chapters_dir
 
 EXPERIMENTS = f"{__package__}.experiments"
@@ -56,19 +56,13 @@ def config_class(chapter: str) -> type[ChapterConfig] | None:
 
 # --- models ----------------------------------------------------------------------------------
 
-def model_names(params: dict) -> list[str]:
-    """Every model the parameters name, each once: values under a key containing "model", at any
-    depth (a mapping under such a key names its keys)."""
-    names: list = []
-
-    def walk(node):
-        for key, value in node.items():
-            if "model" in key:
-                names.extend(value if isinstance(value, (list, tuple, dict)) else [value])
-            elif isinstance(value, dict):
-                walk(value)
-    walk(params)
-    return list(dict.fromkeys(n for n in names if isinstance(n, str)))
+def profile_config(chapter: str, profile: str) -> ChapterConfig | None:
+    """A chapter's configuration in a profile (None: the chapter has none, or no such profile)."""
+    cls = config_class(chapter)
+    try:
+        return None if cls is None else cls.load(profile)
+    except ConfigError:
+        return None
 
 
 def local_models() -> set[str]:
@@ -79,10 +73,11 @@ def local_models() -> set[str]:
     return names
 
 
-def hub_models(params: dict) -> list[str]:
-    """The models a chapter's parameters download: neither offline, tiny, nor trained from scratch."""
+def hub_models(cfg: ChapterConfig) -> list[str]:
+    """The Hub ids a configuration names, models and tokenizers alike (every field typed
+    :data:`~rcstudy.models.registry.ModelName`) that are neither offline, tiny, nor trained from scratch."""
     local = local_models()
-    return [m for m in model_names(params) if m not in local]
+    return [name for name in model_references(cfg) if name not in local]
 
 
 # --- the replica run of a chapter's full profile ---------------------------------------------------
@@ -129,4 +124,4 @@ def replica_overrides(chapter: str) -> dict:
 
 def full_profile_hub_models(chapter: str) -> list[str]:
     """The Hub ids ``chapter``'s full profile names (each needs a replica)."""
-    return hub_models(as_dict(config_class(chapter).load("full", replica_overrides(chapter))))
+    return hub_models(config_class(chapter).load("full", replica_overrides(chapter)))

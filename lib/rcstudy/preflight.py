@@ -15,7 +15,7 @@ from __future__ import annotations
 import warnings
 from typing import Mapping
 
-from .chapters import local_models
+from .chapters import hub_models
 from .data.hub import FOLDER
 from .data.registry import DATASETS
 from .errors import DataFileMissing, DatasetUnavailable, ModelUnavailable, RcstudyError
@@ -64,14 +64,5 @@ def model_problems(names: list[str], *, online: bool) -> list[str]:
 
 def chapter_problems(cls, cfg, *, online: bool, checked: dict[str, list[str]] | None = None) -> list[str]:
     """Everything a chapter needs besides valid parameters, one line per problem."""
-    return (model_problems(hub_references(cfg), online=online)
+    return (model_problems(hub_models(cfg), online=online)
             + data_problems(getattr(cls, "datasets", ()), checked, cfg.data_sources()))
-
-
-def hub_references(cfg) -> list[str]:
-    """The Hub ids a configuration names, models and tokenizers alike: every value of a field typed
-    ``ModelName`` that is not an offline, tiny or locally trained model."""
-    from .models.registry import model_references
-
-    local = local_models()
-    return [name for name in model_references(cfg) if name not in local]

@@ -37,7 +37,7 @@ import yaml
 
 from . import config
 from .chapters import config_class, toc_chapters
-from .cache import atomic_write_bytes, file_checksum, fingerprint
+from .cache import WarningsLog, atomic_write_bytes, file_checksum, fingerprint
 from .config import ConfigError
 from .settings import (PROGRESS_ENV, PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, kernel_options,
                        refresh_requested)
@@ -607,11 +607,14 @@ def stop_run(stop: Stopped, stage: Path | None):
 def _run_staged(chapters: list[str], profile: str, overrides: dict | None, *, root: Path, skip_unchanged: bool,
                 cluster: str | None) -> list[ChapterResult]:
     os.environ[config.CHECKED_ENV] = "1"  # the kernels need not check again (Config.from_notebook)
+    # kernels and workers append their cache warnings here (outside the staging, which may be removed)
+    warnings_log = WarningsLog(root / "_build" / "cache-warnings.log")
     aimed = overrides_by_chapter(chapters, overrides or {})
     if cluster:
         from .cluster import fan_out_chapters
 
         fan_out_chapters(chapters, profile, aimed, cluster)
+        warnings_log.show()
     stage = open_staging(root)
     os.environ["RCSTUDY_BOOK_ROOT"] = str(stage)
     os.environ.pop("RCSTUDY_EXPORTS", None)  # exports go to the staged book, published with it
@@ -629,6 +632,7 @@ def _run_staged(chapters: list[str], profile: str, overrides: dict | None, *, ro
                                  skip_unchanged=skip_unchanged, failed_dir=root / "_build" / "failed")
         status = "ok" if result.ok else "FAILED"
         print(f"  {status} in {result.seconds:.0f} s {result.message}", file=sys.stderr, flush=True)
+        warnings_log.show()
         results.append(result)
         inputs[chapter] = result.inputs
         if not result.skipped:
