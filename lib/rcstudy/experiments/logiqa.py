@@ -11,7 +11,6 @@ analyses then average over seeds item by item, so every table is computed the sa
 
 from __future__ import annotations
 
-import math
 import re
 import warnings
 from collections import Counter
@@ -42,7 +41,8 @@ from ..papers.logiqa import TYPE_NAMES
 from ..prompts.logiqa import ABLATION_FIELDS, ablation_items, lm_inputs
 from ..report import ChapterResults, ClaimLog, md_text, paper_vs_ours
 from ..runtime import Runtime
-from ..stats import Interval, MeanSD, bootstrap_ci, difference_interval, mean_sd, paired_difference
+from ..stats import (Interval, MeanSD, bootstrap_ci, hierarchical_ci, hierarchical_difference, hierarchical_paired,
+                     mean_sd)
 from . import shared
 
 P = "logiqa"
@@ -611,9 +611,14 @@ class Systems:
     def everything(self) -> list[Predictions]:
         return [*self.table3, *self.ablations, *self.transfer]
 
-    def loss_checks(self) -> dict[str, learning.LossCheck]:
-        """Did each trained row learn? (Every row that reports its training losses.)"""
-        return {x.name: learning.check(x.name, x.extra["losses"], 4) for x in self.everything if x.extra.get("losses")}
+    def loss_checks(self, data: "LogiQAData", split_key: str = "en-test") -> dict[str, learning.LossCheck]:
+        """Did each trained row learn? Every row that reports its training losses, judged by its
+        accuracy on LogiQA Test against chance (seeds, then questions, resampled; its training
+        loss is shown beside it, never decisive)."""
+        gold = data.gold(split_key)
+        return {x.name: learning.check(x.name, x.extra["losses"], 4, correct=x.correct(split_key, gold),
+                                       heldout="LogiQA Test")
+                for x in self.everything if x.extra.get("losses") and split_key in x.preds}
 
 
 # --------------------------------------------------------------------------------------------
@@ -634,7 +639,8 @@ def score(system: Predictions, data: LogiQAData, split_key: str) -> Score | None
         return None
     keep = system.evaluated(split_key)
     correct = system.correct(split_key, data.gold(split_key))[:, keep]
-    return Score(mean_sd(100 * correct.mean(axis=1)), bootstrap_ci(correct.mean(axis=0), scale=100), int(keep.sum()))
+    # seeds are resampled above questions: a seed is another run, not more questions
+    return Score(mean_sd(100 * correct.mean(axis=1)), hierarchical_ci(correct), int(keep.sum()))
 
 
 def results_table(systems: Sequence[Predictions], data: LogiQAData, *, name_map: dict[str, str] | None = None,
@@ -1125,15 +1131,17 @@ def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score
     whether each trained row learned (:meth:`Systems.loss_checks`)."""
     log = ClaimLog(P)
     model = cfg.encoder.model
-    item_acc = {x.name: per_item_accuracy(x, data, "en-test") for x in s.everything}
+    gold = data.gold("en-test")
+    runs = {x.name: x.correct("en-test", gold) for x in s.everything}  # (seeds, questions), NaN: not evaluated
 
     def rests_on(*names: str) -> list[learning.LossCheck]:
         """The loss checks of the rows among ``names`` that were trained here (rules and the LM have none)."""
         return [checks[n] for n in names if n in checks]
 
     def compare(a: str, b: str, name_a: str, name_b: str) -> tuple[Interval, str]:
-        """Paired 95% interval of accuracy(a) − accuracy(b) on the questions both answered, and its text."""
-        ci = paired_difference(item_acc[a], item_acc[b])
+        """Paired 95% interval of accuracy(a) − accuracy(b) on the questions both answered (each
+        system's seeds resampled, the same questions for both), and its text."""
+        ci = hierarchical_paired(runs[a], runs[b])
         return ci, f"{name_a} − {name_b}: {ci.estimate:+.1f} points [{ci.low:+.1f}, {ci.high:+.1f}]"
 
     human = papers.value(P, "Table 3", "Human Performance", "LogiQA Test")
@@ -1152,11 +1160,9 @@ def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score
     log.judge("pretrained-beat-readers", {"diff": ci}, text, rests_on=rests_on(s.main.name, reader.name))
 
     if "zh" in cfg.dataset.languages:
-        def finite(x):
-            return x[np.isfinite(x)]
         # Chinese − English accuracy, each language's questions resampled on its own
-        gaps = {x.name: difference_interval(finite(per_item_accuracy(x, data, "zh-test")),
-                                            finite(per_item_accuracy(x, data, "en-test"))) for x in s.rules[:2]}
+        gaps = {x.name: hierarchical_difference(x.correct("zh-test", data.gold("zh-test")), runs.get(x.name, x.correct(
+            "en-test", gold))) for x in s.rules[:2]}
         log.judge("zh-same-level", {"gaps": gaps}, ", ".join(f"{n}: Chinese − English {g} points"
                                                              for n, g in gaps.items()))
     else:
@@ -1187,24 +1193,30 @@ def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score
             log.judge(id, None, "no ReClor data here; RACE and COSMOS are not available")
 
     ends = points[points.system == s.main.name].set_index("length").iloc[[0, -1]]  # shortest and longest bins with questions
-    bins = [Interval(*ends.iloc[i][["accuracy", "low", "high"]], 0.95, int(ends.iloc[i]["n"])) for i in (0, 1)]
-    # longest − shortest: two independent bins, their half-widths combined (normal approximation)
-    diff = bins[1].estimate - bins[0].estimate
-    lo = math.hypot(bins[1].estimate - bins[1].low, bins[0].high - bins[0].estimate)
-    hi = math.hypot(bins[1].high - bins[1].estimate, bins[0].estimate - bins[0].low)
-    length_diff = Interval(diff, diff - lo, diff + hi, 0.95, bins[0].n + bins[1].n)
+    # longest − shortest: a bootstrap over the questions of the two bins (two independent groups,
+    # each resampled on its own, the seeds above them)
+    bucket = length_bucket(data.splits["en-test"])
+    short, long = (bucket == LENGTH_LABELS.index(lab) for lab in ends.index)
+    length_diff = hierarchical_difference(runs[s.main.name][:, long], runs[s.main.name][:, short])
     log.judge("length-not-negative", None if ends.index[0] == ends.index[1] else {"diff": length_diff},
               ", ".join(f"{k}: {r.accuracy:.1f}% [{r.low:.1f}, {r.high:.1f}] (n={r.n})" for k, r in ends.iterrows())
               + f"; longest − shortest {length_diff}",
               rests_on=rests_on(s.main.name))
 
     gold_bm = (best_match(data.splits["en-test"]) == data.gold("en-test")).astype(float)
-    over = {x.name: paired_difference(per_item_overlap(x, data), gold_bm) for x in s.trained}
+    bm = best_match(data.splits["en-test"])
+
+    def overlap_runs(x: Predictions) -> np.ndarray:
+        """(seeds, questions): 1 where the prediction is the best-matching option, NaN where not evaluated."""
+        p = x.preds["en-test"]
+        return np.where(p >= 0, (p == bm[None, :]).astype(float), np.nan)
+
+    over = {x.name: hierarchical_paired(overlap_runs(x), gold_bm) for x in s.trained}
     log.judge("models-overmatch", {"over": over},
               "; ".join(f"{n} {ci.estimate:+.1f} [{ci.low:+.1f}, {ci.high:+.1f}]" for n, ci in over.items()),
               rests_on=rests_on(*over))
-    main_over = per_item_overlap(s.main, data)
-    more = {r.name: paired_difference(per_item_overlap(r, data), main_over) for r in s.readers}
+    main_over = overlap_runs(s.main)
+    more = {r.name: hierarchical_paired(overlap_runs(r), main_over) for r in s.readers}
     log.judge("pretrained-least-overlap", {"more": more},
               "; ".join(f"{n} − {model}: {ci.estimate:+.1f} [{ci.low:+.1f}, {ci.high:+.1f}]" for n, ci in more.items()),
               rests_on=rests_on(s.main.name, *more))
@@ -1212,9 +1224,9 @@ def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score
     index = {it.id: i for i, it in enumerate(data.splits["en-test"])}
     type_ci = {}
     for t in lq.REASONING_TYPES:
-        vals = item_acc[s.main.name][[index[i] for i, ts in proxy.types.items() if t in ts]]
+        vals = runs[s.main.name][:, [index[i] for i, ts in proxy.types.items() if t in ts]]
         if np.isfinite(vals).any():
-            type_ci[t] = bootstrap_ci(vals[np.isfinite(vals)], scale=100)
+            type_ci[t] = hierarchical_ci(vals)
     others = {t: ci for t, ci in type_ci.items() if t != "categorical"}
     log.judge("categorical-easiest",
               {"categorical": type_ci["categorical"], "others": others} if "categorical" in type_ci and others else None,
@@ -1246,7 +1258,7 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
     facts |= f
 
     s, missing = systems(cfg, data, rt)
-    checks = s.loss_checks()
+    checks = s.loss_checks(data)
     tables["logiqa_trained"] = learning.table(list(checks.values()))
     facts["logiqa_loss_warnings"] = Markdown(md_text(learning.warnings_text(list(checks.values()))))
     acc = {x.name: score(x, data, "en-test") for x in s.table3}
