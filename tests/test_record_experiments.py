@@ -156,7 +156,10 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path / "exports"))
     res = ex.run(ex.Config.load("smoke"), runtime.setup("cpu", threads=1))
     assert set(res.tables) == {"record_sources", "record_table1", "record_checks", "record_metric_cases",
-                               "record_table4"}
+                               "record_table4", "record_trained"}
+    # the candidate rankers are judged on the evaluation queries against a random guess among the same candidates
+    trained = res.tables["record_trained"]
+    assert {"held-out accuracy", "chance", "learned"} <= set(trained.columns) and "ASReader" in trained.index
     assert len(res.table4) == 12 and set(res.table4.index) <= set(res.tables["record_table4"].index)
     for name in ("record_n_eval", "record_best_name", "record_lm_f1", "record_span_train_n", "record_gap_words",
                  "record_elmo_layers", "record_pct_trigram", "record_paper_total"):

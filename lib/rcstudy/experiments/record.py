@@ -19,7 +19,7 @@ is in :mod:`rcstudy.prompts.record`.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
 import numpy as np
@@ -453,6 +453,7 @@ class Methods:
     span_queries: list[ClozeQuery]
     elmo_candidates: MethodResult  # DocQA-lite w/ ELMo decoded among the candidates
     losses: dict[str, list]  # per trained method, one training curve per seed
+    per_seed: dict[str, list[MethodResult]] = field(default_factory=dict)  # the trained rows' runs, seed by seed
 
 
 @dataclass
@@ -569,8 +570,8 @@ def methods(cfg: Config, train_q: Sequence[ClozeQuery], eval_q: Sequence[ClozeQu
     }
     lm_q = lm_queries(cfg, eval_q)
     results["LM"] = lm_baseline(cfg.lm, lm_q, rt)
-    results["ASReader"], _, asr_losses = asreader_result(cfg.asreader, train_q, eval_q, cfg.seeds)
-    results["Encoder ranker (not in paper)"], _, rank_losses = encoder_ranker(
+    results["ASReader"], asr_seeds, asr_losses = asreader_result(cfg.asreader, train_q, eval_q, cfg.seeds)
+    results["Encoder ranker (not in paper)"], rank_seeds, rank_losses = encoder_ranker(
         cfg.ranker, cfg.model, train_q, eval_q, cfg.seeds, rt)
     span_q = span_queries(cfg, eval_q)
     results["DocQA w/o ELMo"], _, docqa_losses = docqa_lite(cfg.docqa.engine(elmo=False), train_q, span_q,
@@ -582,7 +583,8 @@ def methods(cfg: Config, train_q: Sequence[ClozeQuery], eval_q: Sequence[ClozeQu
     results["Span extractor, candidates (not in paper)"] = ext_cand
     losses = {"ASReader": asr_losses, "ranker": rank_losses, "DocQA w/o ELMo": docqa_losses,
               "DocQA w/ ELMo": elmo_losses, "extractor": ext_losses}
-    return Methods(results, lm_q, span_q, elmo_cand, losses)
+    return Methods(results, lm_q, span_q, elmo_cand, losses,
+                   {"ASReader": asr_seeds, "Encoder ranker (not in paper)": rank_seeds})
 
 
 def table4(results: dict[str, MethodResult]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -658,15 +660,28 @@ def summary_facts(cfg: Config, results: dict[str, MethodResult]) -> dict:
     }
 
 
-def loss_checks(cfg: Config, losses: dict[str, list], train: Sequence[ClozeQuery]) -> dict[str, learning.LossCheck]:
-    """Did the candidate classifiers learn? ASReader chooses among each training query's candidates
-    (the loss of guessing: the mean ln of their number, :func:`rcstudy.learning.guessing_k`); the
-    encoder ranker among ``ranker.train_options`` of them. The span readers' losses (start and end
-    over the passage's tokens) have no comparable ln k."""
+def loss_checks(cfg: Config, m: Methods, train: Sequence[ClozeQuery]) -> dict[str, learning.LossCheck]:
+    """Did the candidate classifiers learn? Each is judged on the evaluation queries: its exact
+    match, seed by seed, against the exact match of a random guess among the same query's
+    candidates (:func:`random_guess`, one chance per query), seeds then queries resampled; a row
+    learned only when the whole interval of the difference is above 0. The training loss is shown
+    beside it against ln k (ASReader chooses among each training query's candidates, the mean ln
+    of their number, :func:`rcstudy.learning.guessing_k`; the encoder ranker among
+    ``ranker.train_options`` of them) and decides nothing: ASReader can fit a few hundred training
+    queries and still guess on dev. The span readers choose among spans, not candidates."""
+    chance = m.results["Random Guess"]
     counts = [len(it.options) for it in cloze_items(train, fill=False) if it.label is not None]
-    out = {"ASReader": learning.check("ASReader", losses["ASReader"], learning.guessing_k(counts))} if counts else {}
-    if k := cfg.ranker.train_options:
-        out["ranker"] = learning.check(f"The encoder ranker ({cfg.model})", losses["ranker"], k)
+    out = {}
+    for key, row, name, k in (("ASReader", "ASReader", "ASReader", learning.guessing_k(counts) if counts else None),
+                              ("ranker", "Encoder ranker (not in paper)", f"The encoder ranker ({cfg.model})",
+                               cfg.ranker.train_options or (learning.guessing_k(counts) if counts else None))):
+        runs = m.per_seed.get(row)
+        if not runs or k is None:
+            continue
+        ids = [i for i in runs[0].ids if i in set(chance.ids)]
+        em = np.vstack([r.subset(ids).em for r in runs])
+        out[key] = learning.check(name, m.losses[key], k, correct=em, chance=chance.subset(ids).em,
+                                  heldout="the evaluation queries (exact match)")
     return out
 
 
@@ -696,7 +711,10 @@ def judge_claims(cfg: Config, m: Methods, ours_t1: pd.DataFrame, checks: pd.Data
               f"{cfg.lm.model}: F1 {lm.interval('f1')} vs random {random.interval('f1')}; difference {diff}; "
               f"on the {len(m.lm_queries)} queries the LM scored")
 
-    diff = f1_difference(r["ASReader"], r["Random Guess"])
+    # seeds resampled above queries, the same queries for both rows (paired)
+    asr = m.per_seed.get("ASReader") or [r["ASReader"]]
+    ids = [i for i in asr[0].ids if i in set(r["Random Guess"].ids)]
+    diff = stats.hierarchical_paired(np.vstack([x.subset(ids).f1 for x in asr]), r["Random Guess"].subset(ids).f1)
     log.judge("asreader-above-random", {"diff": diff},
               f"difference {diff} points; ASReader trained on {len(train_q)} queries here",
               rests_on=[c for n, c in learned.items() if n == "ASReader"])
@@ -739,7 +757,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
     export_predictions(m.results)
     paper_t4, ours_t4 = table4(m.results)
     facts |= setting_facts(cfg, m, train_q) | summary_facts(cfg, m.results)
-    learned = loss_checks(cfg, m.losses, train_q)
+    learned = loss_checks(cfg, m, train_q)
     facts["record_loss_warnings"] = Markdown(md_text(learning.warnings_text(list(learned.values()))))
     tables = {
         "record_sources": sources,
@@ -747,6 +765,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
         "record_checks": checks.round(1),
         "record_metric_cases": metric_cases(),
         "record_table4": paper_vs_ours(paper_t4, ours_t4, digits=2),
+        "record_trained": learning.table(list(learned.values())),
     }
     lengths = pd.concat([pd.DataFrame(per_query_lengths(qs)).assign(set=name)
                          for name, qs in (("train", train_q), ("evaluation", data.eval)) if qs])
