@@ -158,8 +158,8 @@ _LARGE_11B = ("Once", "Multitask", "MetGen")
 #: inner logical structure'; the lowest of them is Once (large)'s Formula All, 57.8.
 _AWARE = 60.0
 _AROUND = round(_AWARE - min(min(_t3("Formula F1").values()), min(_t3("Formula All").values())), 2)
-_POINTS = ("the chapter's scores are means over the test passages with no interval: it must bootstrap each "
-           "score (and each difference from the baseline) over the test passages")
+_POINTS = ("a bootstrap interval over the test passages of each score and of each paired difference from the "
+           "baseline")
 
 CLAIMS = [
     ClaimSpec("certainty-hard", "All models struggle with certainty, although the indicators are in the text (§6.2).",
@@ -228,8 +228,7 @@ CLAIMS = [
                      "(the closest row to our feature model)",
               null={"early_minus_late": zero_null(_N_TEST, sd=30.0)},
               null_what="a flat curve: 0 with the noise of the test passages",
-              needs="an interval of early − late gain over the subset seeds and test passages (the chapter passes a "
-                    "difference of means)"),
+              needs="an interval of early − late gain over the subset draws and test passages"),
     ClaimSpec("metgen-best", "MetGen outperforms Multitask and All-at-Once; larger models help (§6.2).",
               "Needs MetGen and two T5 sizes, which are not trained here: paired intervals of MetGen minus each "
               "other method, and of T5-11b minus T5-large, Overall AllCorrect, above 0.",
@@ -252,8 +251,7 @@ CLAIMS = [
               source="Table 5 (50 predictions of Once (11b)): F1/F2/F3/F4 = 32/6/8/4",
               null={"f1_lead": zero_null(_N_ERRORS, sd=60.0)},
               null_what="errors spread evenly over the four categories: 0 with the noise of 50 errors",
-              needs="a bootstrap interval (over the sampled passages) of the F1 share minus the next category's "
-                    "(the chapter passes counts)"),
+              needs="a bootstrap interval (over the sampled passages) of the F1 share minus the next category's"),
     ClaimSpec("errors-contingent", "Certainty errors are dominated by predicting 'contingent' (C2) (§6.5).",
               "The error-analysis system on dev: the 95% interval of the C2 share of certainty errors minus the "
               "largest other category's share lies above 0.",
@@ -263,8 +261,7 @@ CLAIMS = [
               source="Table 5 (50 predictions of Once (11b)): C1/C2/C3/C4 = 5/30/10/5",
               null={"c2_lead": zero_null(_N_ERRORS, sd=60.0)},
               null_what="errors spread evenly over the four categories: 0 with the noise of 50 errors",
-              needs="a bootstrap interval (over the sampled passages) of the C2 share minus the next category's "
-                    "(the chapter passes counts)"),
+              needs="a bootstrap interval (over the sampled passages) of the C2 share minus the next category's"),
 ]
 
 #: Checks of ours (none).
