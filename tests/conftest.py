@@ -18,6 +18,33 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RCSTUDY_MODELS", str(ROOT / ".cache" / "models"))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+#: The front matter of a chapter source that tests write (jupytext MyST, the Python kernel).
+FRONT_MATTER = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+"""
+
+
+@pytest.fixture
+def chapter_folder(tmp_path, monkeypatch):
+    """A chapters folder of the test's own that the runner reads: ``add(name, source, params)``
+    writes ``<name>.md`` and its smoke profile; returns the folder."""
+    from rcstudy import run
+
+    chapters = tmp_path / "chapters"
+    (chapters / "params").mkdir(parents=True)
+    monkeypatch.setattr(run, "CHAPTERS_DIR", chapters)
+    monkeypatch.setattr(run, "PARAMS_DIR", chapters / "params")
+
+    def add(name: str, source: str, params: str = "{}\n"):
+        (chapters / f"{name}.md").write_text(source)
+        (chapters / "params" / f"{name}.smoke.yaml").write_text(params)
+        return chapters
+    add.folder = chapters
+    return add
+
 
 @pytest.fixture(scope="module")
 def fixture_data():

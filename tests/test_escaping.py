@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from conftest import FRONT_MATTER
 from rcstudy import report, run
 from rcstudy.data.records import ClozeQuery, Entity
 from rcstudy.settings import PROJECT_ROOT
@@ -84,12 +85,7 @@ def test_a_record_example_shows_its_data_as_text_and_keeps_the_highlight_bullets
 
 # --------------------------------------------------------------------------- a built book
 
-HOSTILE_PAGE = """---
-jupytext:
-  text_representation: {extension: .md, format_name: myst}
-kernelspec: {display_name: Python 3, language: python, name: python3}
----
-# Hostile
+HOSTILE_PAGE = FRONT_MATTER + """# Hostile
 
 ```{code-cell} ipython3
 :tags: [parameters]

@@ -8,15 +8,10 @@ import nbformat
 import pytest
 import yaml
 
+from conftest import FRONT_MATTER
 from rcstudy import run
 from rcstudy.settings import PROJECT_ROOT
 
-FRONT_MATTER = """---
-jupytext:
-  text_representation: {extension: .md, format_name: myst}
-kernelspec: {display_name: Python 3, language: python, name: python3}
----
-"""
 
 CHAPTER = FRONT_MATTER + """# Demo
 
@@ -35,13 +30,8 @@ print("ran with", profile)
 
 
 @pytest.fixture
-def demo_chapter(tmp_path, monkeypatch):
-    chapters = tmp_path / "chapters"
-    (chapters / "params").mkdir(parents=True)
-    (chapters / "demo.md").write_text(CHAPTER)
-    (chapters / "params" / "demo.smoke.yaml").write_text("fail: false\n")
-    monkeypatch.setattr(run, "CHAPTERS_DIR", chapters)
-    monkeypatch.setattr(run, "PARAMS_DIR", chapters / "params")
+def demo_chapter(tmp_path, chapter_folder):
+    chapter_folder("demo", CHAPTER, "fail: false\n")
     return tmp_path / "book-root"
 
 

@@ -8,7 +8,6 @@ are also what decides which edits throw cached models away.
 
 from __future__ import annotations
 
-import ast
 import shutil
 from pathlib import Path
 
@@ -54,28 +53,10 @@ def import_graph(root: Path = LIB) -> nx.DiGraph:
     (edges carry ``lazy=True`` for imports inside a function)."""
     graph = nx.DiGraph()
     for module in cache.library_modules(root):
-        path = cache.module_file(module, root)
         graph.add_node(module)
-        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-        lazy = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    parts = package.split(".")
-                    base = ".".join(parts[:len(parts) - node.level + 1])
-                    base = f"{base}.{node.module}" if node.module else base
-                else:
-                    base = node.module or ""
-                targets = [base] + [f"{base}.{a.name}" for a in node.names]
-            else:
-                continue
-            for target in targets:
-                if target != module and cache.module_file(target, root) and target.split(".")[0] == PACKAGE:
-                    graph.add_edge(module, target, lazy=id(node) in lazy)
+        for target, lazy in cache.import_targets(module, cache.module_file(module, root)):
+            if target != module and target.split(".")[0] == PACKAGE and cache.module_file(target, root):
+                graph.add_edge(module, target, lazy=graph.get_edge_data(module, target, {}).get("lazy", True) and lazy)
     return graph
 
 

@@ -12,15 +12,11 @@ import sys
 import nbformat
 import pytest
 
+from conftest import FRONT_MATTER
 from rcstudy import run
 from rcstudy.settings import PROJECT_ROOT
 
-CHAPTER = """---
-jupytext:
-  text_representation: {extension: .md, format_name: myst}
-kernelspec: {display_name: Python 3, language: python, name: python3}
----
-# Echo
+CHAPTER = FRONT_MATTER + """# Echo
 
 ```{code-cell} ipython3
 :tags: [parameters]
@@ -44,13 +40,8 @@ ESCAPES = [
 
 
 @pytest.fixture
-def echo_chapter(tmp_path, monkeypatch):
-    chapters = tmp_path / "chapters"
-    (chapters / "params").mkdir(parents=True)
-    (chapters / "echo.md").write_text(CHAPTER)
-    (chapters / "params" / "echo.smoke.yaml").write_text("{}\n")
-    monkeypatch.setattr(run, "CHAPTERS_DIR", chapters)
-    monkeypatch.setattr(run, "PARAMS_DIR", chapters / "params")
+def echo_chapter(tmp_path, chapter_folder):
+    chapter_folder("echo", CHAPTER)
     return tmp_path / "book-root"
 
 
@@ -89,14 +80,9 @@ WARNING_CHAPTER = CHAPTER.replace('print("NOTE=" + json.dumps(note))',
                                   'from rcstudy.cache import tell_user\ntell_user("cache entry X is unreadable: recomputing")')
 
 
-def test_a_cache_warning_in_a_kernel_reaches_the_runner_terminal(tmp_path, monkeypatch, capsys):
+def test_a_cache_warning_in_a_kernel_reaches_the_runner_terminal(tmp_path, monkeypatch, capsys, chapter_folder):
     """The rendered page drops a kernel's stderr; the runner prints what the cache said."""
-    chapters = tmp_path / "chapters"
-    (chapters / "params").mkdir(parents=True)
-    (chapters / "echo.md").write_text(WARNING_CHAPTER)
-    (chapters / "params" / "echo.smoke.yaml").write_text("{}\n")
-    monkeypatch.setattr(run, "CHAPTERS_DIR", chapters)
-    monkeypatch.setattr(run, "PARAMS_DIR", chapters / "params")
+    chapter_folder("echo", WARNING_CHAPTER)
     monkeypatch.setattr(run, "toc_chapters", lambda: ["echo"])
     monkeypatch.setattr(run, "chapter_dependencies", lambda chapter: {})
     [result] = run.run_chapters(["echo"], "smoke", {}, root=tmp_path / "root")

@@ -11,16 +11,12 @@ import json
 
 import pytest
 
+from conftest import FRONT_MATTER
 from rcstudy import run
 
 pytestmark = pytest.mark.slow
 
-CHAPTER = """---
-jupytext:
-  text_representation: {extension: .md, format_name: myst}
-kernelspec: {display_name: Python 3, language: python, name: python3}
----
-# Progress
+CHAPTER = FRONT_MATTER + """# Progress
 
 ```{code-cell} ipython3
 :tags: [parameters]
@@ -54,14 +50,10 @@ def stderr_outputs(path) -> list[str]:
             and o.get("name") == "stderr"]
 
 
-def test_a_published_notebook_holds_no_stderr_and_progress_reaches_the_terminal(tmp_path, monkeypatch, capfd):
+def test_a_published_notebook_holds_no_stderr_and_progress_reaches_the_terminal(tmp_path, monkeypatch, capfd,
+                                                                               chapter_folder):
     monkeypatch.delenv("PYTEST_CURRENT_TEST", raising=False)
-    chapters = tmp_path / "chapters"
-    (chapters / "params").mkdir(parents=True)
-    (chapters / "progress.md").write_text(CHAPTER)
-    (chapters / "params" / "progress.smoke.yaml").write_text("profile: smoke\n")
-    monkeypatch.setattr(run, "CHAPTERS_DIR", chapters)
-    monkeypatch.setattr(run, "PARAMS_DIR", chapters / "params")
+    chapter_folder("progress", CHAPTER, "profile: smoke\n")
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TOKENIZERS_PARALLELISM", "RCSTUDY_PROGRESS"):
         monkeypatch.setenv(name, "")  # configure_environment sets them; monkeypatch restores them
     run.configure_environment("smoke", online=False, refresh=False)

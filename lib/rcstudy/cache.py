@@ -41,7 +41,7 @@ import sys
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from . import runtime, serialize
 from .settings import cache_dir, data_dir, refresh_requested
@@ -135,13 +135,16 @@ def _imported_modules(module: str, path: Path, root: Path) -> frozenset[str]:
     return _imports[memo_key]
 
 
-def _parse_imports(module: str, path: Path, root: Path) -> set[str]:
-    top = module.split(".")[0]
+def import_targets(module: str, path: Path) -> Iterator[tuple[str, bool]]:
+    """Every dotted name the source of ``module`` (at ``path``) imports, ``from pkg import x`` giving
+    both ``pkg`` and ``pkg.x``, each with whether the import is inside a function."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    in_function = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
+            names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 parts = package.split(".")
@@ -149,8 +152,16 @@ def _parse_imports(module: str, path: Path, root: Path) -> set[str]:
                 base = f"{base}.{node.module}" if node.module else base
             else:
                 base = node.module or ""
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)  # `from pkg import submodule`
+            names = [base] + [f"{base}.{a.name}" for a in node.names]  # `from pkg import submodule`
+        else:
+            continue
+        for name in names:
+            yield name, id(node) in in_function
+
+
+def _parse_imports(module: str, path: Path, root: Path) -> set[str]:
+    top = module.split(".")[0]
+    found = {name for name, _ in import_targets(module, path)}
     modules = set()
     for name in found:
         if name.split(".")[0] != top:
