@@ -99,7 +99,8 @@ def test_an_engine_depends_only_on_layers_below_the_experiments(engine):
     closure = cache.module_closure(f"{PACKAGE}.{engine}")
     above = [m for m in closure if layer_of(m) > layer_of(f"{PACKAGE}.{engine}")]
     assert not above, f"{engine} imports {above}"
-    for forbidden in ("claims", "papers", "report", "config", "chapters", "run", "book", "preflight", "plan"):
+    for forbidden in ("claims", "papers", "report", "config", "chapters", "run", "book", "preflight", "plan",
+                      "models.replicas"):  # building replicas is no part of computing with a model
         assert not any(m == f"{PACKAGE}.{forbidden}" or m.startswith(f"{PACKAGE}.{forbidden}.") for m in closure), \
             f"{engine}'s cache key depends on {forbidden}"
 

@@ -189,10 +189,15 @@ def hub_snapshot(name: str, *, offline: bool | None = None) -> str:
         ) from None
 
 
+def replica_dir(directory: Path, name: str) -> Path:
+    """Where the replica of Hub id ``name`` (with or without ``@revision``) lives under ``directory``.
+    The builders (:mod:`.replicas`) are not imported here: a cached result's key covers the code its
+    engine imports, and building replicas is no part of computing with a model."""
+    return Path(directory) / name.partition("@")[0].replace("/", "--")
+
+
 def replica_snapshot(directory: Path, repo: str) -> str:
     """The architecture replica of Hub id ``repo`` under ``directory`` (:mod:`.replicas`)."""
-    from .replicas import replica_dir
-
     path = replica_dir(directory, repo)
     if not (path / "config.json").is_file():
         raise ModelUnavailable(f"model {repo!r} has no architecture replica in {directory} ({REPLICAS_ENV}): "
