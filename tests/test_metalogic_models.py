@@ -225,3 +225,25 @@ def test_drawing(splits):
     assert steps.at["best", "gold steps"] == g.proof.strip()
     pos = plots.layout(g)
     assert pos["sent1"][1] > pos["sent4"][1] > pos["sent2"][1]  # the conclusion on top
+
+
+def test_fewshot_facts_count_steps_not_just_the_tree_slot():
+    # Answers SmolLM2 wrote with one solved example: a `$tree$` slot followed by sentence ids is not a step.
+    texts = {"a": " $tree$ sent5: sent4: sent3: sent1; sent2: sent3; sent4: sent5;",
+             "b": " sent4: sent3: sent1: sent2: sent3: sent4; sent4: sent3: sent1;",
+             "c": " $tree$ sent1 -> sent2; $formulae$ $degree$ sent1: contingent | sent2: contingent",
+             "d": " sent1: sent2: sent3: sent4:"}
+    facts = ex.fewshot_facts(texts, gen.parse_outputs("fewshot", texts))
+    assert facts["metalogic_fewshot_n"] == 4 and facts["metalogic_fewshot_tree_count"] == 2
+    assert facts["metalogic_fewshot_parsed"] == 50.0
+    assert facts["metalogic_fewshot_steps_count"] == 1 and facts["metalogic_fewshot_steps"] == 25.0
+    assert facts["metalogic_fewshot_parsed_ci"] == "[7, 93] %"  # exact binomial, 2 of 4
+    assert facts["metalogic_fewshot_example"].startswith("$tree$ sent5: sent4:")
+
+
+def test_fewshot_facts_none_of_eight_is_compatible_with_several():
+    texts = {f"p{i}": " sent1: sent2: sent3;" for i in range(8)}
+    facts = ex.fewshot_facts(texts, gen.parse_outputs("fewshot", texts))
+    assert facts["metalogic_fewshot_parsed"] == 0.0 and facts["metalogic_fewshot_parsed_ci"] == "[0, 37] %"
+    empty = ex.fewshot_facts({}, {})
+    assert empty["metalogic_fewshot_n"] == 0 and empty["metalogic_fewshot_parsed_ci"] == "no interval (not run)"

@@ -577,15 +577,44 @@ def fewshot_section(cfg: Config, splits, rt: Runtime, facts) -> dict[str, tuple[
     if f.model:
         shots, graphs = fewshot_inputs(cfg, splits)
         texts = gen.fewshot_outputs(f.model, shots, graphs, rt, f.max_new_tokens)
-        rows[f"Few-shot ({f.model}, {f.shots} shot{'s' if f.shots != 1 else ''})"] = (
-            graphs, gen.parse_outputs("fewshot", texts))
-        facts["metalogic_fewshot_n"] = len(graphs)
-        facts["metalogic_fewshot_parsed"] = 100 * np.mean(["$tree$" in ml.normalise(t) for t in texts.values()])
+        preds = gen.parse_outputs("fewshot", texts)
+        rows[f"Few-shot ({f.model}, {f.shots} shot{'s' if f.shots != 1 else ''})"] = (graphs, preds)
+        facts.update(fewshot_facts(texts, preds))
     else:
-        facts["metalogic_fewshot_n"] = 0
-        facts["metalogic_fewshot_parsed"] = float("nan")
+        facts.update(fewshot_facts({}, {}))
     facts["metalogic_fewshot_model"] = f.model or "no model"
     return rows
+
+
+def fewshot_facts(texts: Mapping[str, str], preds: Mapping[str, Prediction], level: float = 0.95) -> dict:
+    """How often the few-shot answers have the metagraph's form: the share that writes a ``$tree$``
+    slot at all (``metalogic_fewshot_parsed``), with its exact binomial interval over the passages
+    (a share of a handful of passages moves by whole eighths from one draw to the next), and the
+    share from which the parser reads at least one step (``a -> b`` or ``a => b``) — a ``$tree$``
+    slot followed by a list of sentence ids is not a proof."""
+    from scipy.stats import binomtest
+
+    n = len(texts)
+    tree = sum("$tree$" in ml.normalise(t) for t in texts.values())
+    steps = sum(bool(preds[gid].steps) for gid in texts)
+    out = {"metalogic_fewshot_n": n, "metalogic_fewshot_tree_count": tree, "metalogic_fewshot_steps_count": steps,
+           "metalogic_fewshot_example": _example_answer(texts)}
+    if n:
+        ci = binomtest(tree, n).proportion_ci(level, method="exact")
+        out |= {"metalogic_fewshot_parsed": 100 * tree / n, "metalogic_fewshot_steps": 100 * steps / n,
+                "metalogic_fewshot_parsed_ci": f"[{100 * ci.low:.0f}, {100 * ci.high:.0f}] %"}
+    else:
+        out |= {"metalogic_fewshot_parsed": float("nan"), "metalogic_fewshot_steps": float("nan"),
+                "metalogic_fewshot_parsed_ci": "no interval (not run)"}
+    return out
+
+
+def _example_answer(texts: Mapping[str, str], chars: int = 60) -> str:
+    """The start of the first answer, on one line (the page quotes it as plain text)."""
+    if not texts:
+        return "(none)"
+    text = " ".join(next(iter(texts.values())).split())
+    return text if len(text) <= chars else text[:chars].rstrip() + " …"
 
 
 def table3_section(splits, g: Generated, fewshot, base, tables) -> pd.DataFrame:
