@@ -226,3 +226,37 @@ def test_replica_run_of_the_full_profile(chapter, replica_root, book_root, resto
     assert result.ok, result.message
     nb = json.loads((book_root / "book" / f"{chapter}.ipynb").read_text())
     assert nb["metadata"]["papermill"]["parameters"]["profile"] == "full"
+
+
+#: One model per family of the full profiles at full size, and the stack counts plan.py's table records.
+FULL_SIZE = ["roberta-large", "bert-base-uncased", "xlnet-large-cased", "microsoft/deberta-v3-large", "gpt2-large",
+             "t5-large", "allenai/unifiedqa-v2-t5-3b-1363200", "google/flan-t5-xxl", "meta-llama/Llama-2-7b-hf",
+             "mistralai/Mistral-7B-v0.1", "Qwen/Qwen2.5-7B"]
+
+
+@pytest.mark.parametrize("name", FULL_SIZE)
+def test_a_full_size_replica_has_the_parameters_of_the_plan(name):
+    """Built on the meta device (no memory), a full-size replica's matmuls have the parameter counts
+    of plan.py's table within 2% (encoder, decoder and cross-attention apart for T5)."""
+    from rcstudy import plan
+
+    model = replicas.build_full_replica(name)
+    assert all(p.device.type == "meta" for p in model.parameters())
+    assert type(model).__name__ == replicas.FAMILIES[replicas.family_of(name)].model
+    counted, size = replicas.block_matmul_params(model), plan.model_size(name)
+    if size.encoder_decoder:
+        assert counted["encoder"] == pytest.approx(size.encoder, rel=0.02)
+        assert counted["decoder"] == pytest.approx(size.decoder, rel=0.02)
+        assert counted["cross_kv"] == pytest.approx(size.cross_kv, rel=0.02)
+    else:
+        assert counted["all"] == pytest.approx(size.params, rel=0.02)
+
+
+def test_a_full_size_replica_can_take_another_head():
+    """The fine-tuning benchmark builds roberta-large with its multiple-choice head."""
+    model = replicas.build_full_replica("roberta-large@722cf37b1afa9454edce342e7895e588b6ff1d59",
+                                        model_class="RobertaForMultipleChoice")
+    assert model.config.hidden_size == 1024 and model.config.vocab_size == 50265
+    assert sum(p.numel() for p in model.parameters()) == pytest.approx(355e6, rel=0.01)  # roberta-large's published 355M
+    with pytest.raises(ValueError, match="no full-size dimensions"):
+        replicas.full_config("bert-large-uncased-whole-word-masking")

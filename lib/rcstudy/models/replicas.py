@@ -28,6 +28,8 @@ import torch
 import transformers
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
+from .registry import replica_dir
+
 #: Every printable ASCII character is in each replica's vocabulary, as in the real ones, whatever the
 #: fixtures hold (MetaLogic's targets use ``$`` and ``|``); byte-level and byte-fallback models have all bytes.
 ALPHABET = sorted(set(string.printable) - set(string.whitespace))
@@ -105,11 +107,6 @@ def family_of(name: str) -> str:
         if re.search(pattern, repo, re.IGNORECASE):
             return family
     raise ValueError(f"model {name!r} has no architecture replica; replicas exist for {', '.join(FAMILIES)}")
-
-
-def replica_dir(directory: Path, name: str) -> Path:
-    """Where the replica of Hub id ``name`` (with or without ``@revision``) lives under ``directory``."""
-    return Path(directory) / name.partition("@")[0].replace("/", "--")
 
 
 # --- tokenizers ------------------------------------------------------------------------------
@@ -215,4 +212,119 @@ def build_replicas(directory: Path, names: Iterable[str], texts: list[str]) -> d
         if not (target / "config.json").is_file():
             build_replica(name, target, texts)
         out[name] = target
+    return out
+
+
+# --- full-size replicas: the Hub configurations' dimensions, random weights ----------------------
+
+#: The dimensions of each full-profile Hub model's config.json (as :mod:`rcstudy.plan`'s table of
+#: sizes records them), in its configuration class's own names; the vocabulary is the real one's
+#: size, so the embeddings and output head have their real shapes (a replica's small tokenizer
+#: only uses the first few thousand rows).
+_BERT_LARGE = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
+_BERT_BASE = dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)
+_ROBERTA = dict(vocab_size=50265, max_position_embeddings=514, type_vocab_size=1, pad_token_id=1, bos_token_id=0,
+                eos_token_id=2)
+_T5 = dict(vocab_size=32128, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+_LLAMA_7B = dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                 num_attention_heads=32, num_key_value_heads=32, max_position_embeddings=4096, rms_norm_eps=1e-5,
+                 bos_token_id=1, eos_token_id=2)
+FULL_DIMS: dict[str, dict] = {
+    "bert-base-uncased": dict(_BERT_BASE, vocab_size=30522),
+    "bert-large-uncased": dict(_BERT_LARGE, vocab_size=30522),
+    "bert-large-cased": dict(_BERT_LARGE, vocab_size=28996),
+    "roberta-base": dict(_BERT_BASE, **_ROBERTA),
+    "roberta-large": dict(_BERT_LARGE, **_ROBERTA),
+    "xlnet-base-cased": dict(vocab_size=32000, d_model=768, n_layer=12, n_head=12, d_inner=3072),
+    "xlnet-large-cased": dict(vocab_size=32000, d_model=1024, n_layer=24, n_head=16, d_inner=4096),
+    "microsoft/deberta-v3-large": dict(_BERT_LARGE, vocab_size=128100, relative_attention=True, position_buckets=256,
+                                       norm_rel_ebd="layer_norm", share_att_key=True, pos_att_type=["p2c", "c2p"],
+                                       max_relative_positions=-1, position_biased_input=False, type_vocab_size=0),
+    "gpt2": dict(vocab_size=50257, n_embd=768, n_layer=12, n_head=12, n_positions=1024),
+    "gpt2-large": dict(vocab_size=50257, n_embd=1280, n_layer=36, n_head=20, n_positions=1024),
+    "openai-gpt": dict(vocab_size=40478, n_embd=768, n_layer=12, n_head=12, n_positions=512),
+    "t5-large": dict(_T5, d_model=1024, d_kv=64, d_ff=4096, num_layers=24, num_decoder_layers=24, num_heads=16),
+    "allenai/unifiedqa-v2-t5-base-1363200": dict(_T5, d_model=768, d_kv=64, d_ff=3072, num_layers=12,
+                                                 num_decoder_layers=12, num_heads=12),
+    "allenai/unifiedqa-v2-t5-large-1363200": dict(_T5, d_model=1024, d_kv=64, d_ff=4096, num_layers=24,
+                                                  num_decoder_layers=24, num_heads=16),
+    "allenai/unifiedqa-v2-t5-3b-1363200": dict(_T5, d_model=1024, d_kv=128, d_ff=16384, num_layers=24,
+                                               num_decoder_layers=24, num_heads=32),
+    "google/flan-t5-xxl": dict(_T5, d_model=4096, d_kv=64, d_ff=10240, num_layers=24, num_decoder_layers=24,
+                               num_heads=64, feed_forward_proj="gated-gelu", tie_word_embeddings=False),
+    "meta-llama/Llama-2-7b-hf": _LLAMA_7B,
+    "lmsys/vicuna-7b-v1.5": _LLAMA_7B,
+    "meta-llama/Llama-2-13b-hf": dict(_LLAMA_7B, hidden_size=5120, intermediate_size=13824, num_hidden_layers=40,
+                                      num_attention_heads=40, num_key_value_heads=40),
+    "mistralai/Mistral-7B-v0.1": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                                      num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=32768,
+                                      sliding_window=4096, bos_token_id=1, eos_token_id=2),
+    "Qwen/Qwen2.5-7B": dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                            num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=131072,
+                            tie_word_embeddings=False, bos_token_id=151643, eos_token_id=151643),
+}
+
+
+def full_config(name: str):
+    """The configuration of Hub id ``name`` (pinned or not) at its full size: its family's config
+    class with :data:`FULL_DIMS`; ValueError for a model with no recorded dimensions."""
+    repo = name.partition("@")[0]
+    if repo not in FULL_DIMS:
+        raise ValueError(f"no full-size dimensions recorded for {name!r}; known: {', '.join(FULL_DIMS)}")
+    family = FAMILIES[family_of(repo)]
+    dims = {k: v for k, v in family.dims.items() if k not in _SIZE_KEYS}  # the family's other settings
+    return getattr(transformers, family.config)(**{**dims, **FULL_DIMS[repo]})
+
+
+#: The tiny replicas' size settings, which a full-size configuration replaces.
+_SIZE_KEYS = {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "num_key_value_heads",
+              "d_model", "d_kv", "d_ff", "num_layers", "num_decoder_layers", "num_heads", "n_layer", "n_head",
+              "d_inner", "n_embd", "n_positions", "max_position_embeddings"}
+
+
+def build_full_replica(name: str, device: str | torch.device = "meta", *, model_class: str | None = None,
+                       dtype: torch.dtype | None = None, seed: int = 0):
+    """A full-size random-weight model of Hub id ``name``'s architecture (its checkpoint class, or
+    ``model_class``, e.g. ``"RobertaForMultipleChoice"``) built directly on ``device``: on
+    ``"meta"`` no memory is allocated (parameter counts and shapes only), on ``"cuda"`` the weights
+    are drawn there, in ``dtype`` (None: torch's default, fp32, as the engines hold weights)."""
+    family = FAMILIES[family_of(name)]
+    config = full_config(name)
+    torch.manual_seed(seed)
+    previous = torch.get_default_dtype()
+    try:
+        if dtype is not None:
+            torch.set_default_dtype(dtype)
+        with torch.device(device):
+            model = getattr(transformers, model_class or family.model)(config)
+        return model.to(device)  # XLNet makes its attention's tensors with torch.FloatTensor, on the CPU
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def block_matmul_params(model) -> dict[str, int]:
+    """Parameters of the matmuls inside a model's numbered blocks (attention projections and
+    feed-forward layers: what :mod:`rcstudy.plan` counts as N), by stack: ``"encoder"`` and
+    ``"decoder"`` (the decoder's cross-attention key and value projections apart, as
+    ``"cross_kv"``) for an encoder-decoder model, ``"all"`` otherwise. Embeddings, norms, poolers
+    and output heads are not counted."""
+    from transformers.pytorch_utils import Conv1D
+
+    out: dict[str, int] = {}
+    for qualified, module in model.named_modules():
+        if not re.search(r"\.\d+\.", f".{qualified}."):
+            continue
+        if isinstance(module, (torch.nn.Linear, Conv1D)):
+            n = module.weight.numel()
+        else:  # XLNet holds its attention's query, key, value and output projections as bare tensors
+            n = sum(p.numel() for name, p in module.named_parameters(recurse=False) if name in ("q", "k", "v", "o"))
+            if not n:
+                continue
+        if qualified.startswith("encoder."):
+            stack = "encoder"
+        elif qualified.startswith("decoder."):
+            stack = "cross_kv" if re.search(r"EncDecAttention\.[kv]$", qualified) else "decoder"
+        else:
+            stack = "all"
+        out[stack] = out.get(stack, 0) + n
     return out
