@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from rcstudy import bench, cache, cli, cluster, plan, runtime
-from rcstudy.jobs import Job
+from rcstudy.jobs import Job, Tokens, causal_option_tokens, generation_tokens, option_tokens, seq2seq_tokens
 
 BERT_BASE_PARAMS = 12 * (4 * 768 * 768 + 2 * 768 * 3072)  # 84,934,656 matmul parameters
 
@@ -34,14 +34,109 @@ def test_flops_are_6_n_tokens_to_train_and_2_n_tokens_to_score(no_gpu_results):
 
 
 def test_a_measured_gpu_utilisation_replaces_the_assumption(no_gpu_results):
+    """A record of the training stage alone (no utilisation table) measured training at base size:
+    it replaces the assumption for training there, not for scoring, which says it is assumed."""
     no_gpu_results.mkdir()
     (no_gpu_results / "cuda.json").write_text(json.dumps({"flops": {"ours": {"fraction_of_peak": 0.6}},
                                                            "config": {"mc_model": "roberta-base"}}))
-    job = Job("demo", "score", "scoring", "bert-base-uncased", score_tokens=10**9)
-    table = plan.plan_table([job], "h100", no_gpu_results)
+    jobs = [Job("demo", "train", "training", "bert-base-uncased", train_tokens=10**9),
+            Job("demo", "score", "scoring", "bert-base-uncased", score_tokens=10**9)]
+    table = plan.plan_table(jobs, "h100", no_gpu_results)
     assert table.attrs["utilisation"] == 0.6
     assert table.attrs["utilisation_source"] == "measured by the benchmark on CUDA (cuda.json: 60% of peak with roberta-base)"
-    assert table.loc["scoring", "GPU hours"] == pytest.approx(2 * BERT_BASE_PARAMS * 1e9 / (989e12 * 0.6 * 3600))
+    assert table.loc["training", "GPU hours"] == pytest.approx(6 * BERT_BASE_PARAMS * 1e9 / (989e12 * 0.6 * 3600))
+    assert table.loc["scoring", "GPU hours"] == pytest.approx(2 * BERT_BASE_PARAMS * 1e9 / (989e12 * 0.3 * 3600))
+    assert table.attrs["utilisations"]["score, base"] == "assumed 30% of peak"
+    assert "score, base: assumed 30% of peak" in plan.describe_plan(table)
+
+
+def test_the_utilisation_table_is_read_by_engine_and_model_size(no_gpu_results):
+    """The gpu preset's table: each (engine, size class) it measured, the assumption elsewhere."""
+    no_gpu_results.mkdir()
+    (no_gpu_results / "cuda.json").write_text(json.dumps({"hardware": {"gpu": "NVIDIA H100 80GB HBM3"}, "utilisation": {
+        "train": {"large": {"share": 0.45, "model": "roberta-large replica"}},
+        "score": {"billions": {"share": 0.5, "model": "Llama-2-7b replica"}},
+        "generate": {"billions": {"share": 0.7, "model": "Llama-2-7b replica"}}}}))
+    u = lambda engine, model: plan.engine_utilisation(engine, plan.model_size(model).params, no_gpu_results)  # noqa: E731
+    assert (u("train", "roberta-large").share, u("train", "roberta-large").measured) == (0.45, True)
+    assert u("train", "roberta-large").source == ("measured 45% of bf16 peak with roberta-large replica on "
+                                                 "NVIDIA H100 80GB HBM3 (cuda.json)")
+    assert (u("train", "roberta-base").share, u("train", "roberta-base").measured) == (0.3, False)  # not measured at base
+    assert u("score", "meta-llama/Llama-2-7b-hf").share == 0.5
+    assert u("generate", "meta-llama/Llama-2-7b-hf").share == 0.7
+    assert u("generate", "gpt2").share == plan.ASSUMED_BANDWIDTH_SHARE
+    assert [plan.size_class(n) for n in (22e6, 85e6, 302e6, 6.5e9)] == ["small", "base", "large", "billions"]
+
+
+def test_a_prompt_counts_once_where_its_cache_serves_its_options(no_gpu_results):
+    """CausalLM.loglik runs a prompt once per batch of its options and then each option's tokens
+    but its last: 400 characters of prompt are 100 tokens and a start token, each 8-character
+    option 2 tokens, of which 1 runs: 101 + 4 × 1 = 105, where k × (prompt + option) counted
+    4 × (⌈409 / 4⌉ + 3) = 424, four times as many."""
+    prompt, options = "x" * 400, ["a" * 8] * 4
+    assert causal_option_tokens([prompt], [options]) == Tokens(forward=105)
+    assert option_tokens([f"{prompt} {o}" for o in options]) == 424
+    assert causal_option_tokens([prompt], [options], batch_size=2) == Tokens(forward=2 * 101 + 4)  # two batches
+    assert causal_option_tokens([prompt, prompt], [options, options]) == Tokens(forward=105)  # a repeated ask: once
+    assert causal_option_tokens([prompt], [options], max_length=64) == Tokens(forward=64 + 4)
+    llama = plan.model_size("meta-llama/Llama-2-7b-hf").params
+    assert llama == 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008) == 6_476_005_376
+    job = Job("demo", "score", "options", "meta-llama/Llama-2-7b-hf", tokens=causal_option_tokens([prompt], [options]))
+    assert plan.plan_table([job], "h100", no_gpu_results).loc["options", "PFLOPs"] == pytest.approx(2 * llama * 105 / 1e15)
+
+
+def test_an_encoder_decoder_model_charges_each_stack_its_own_tokens(no_gpu_results):
+    """T5-Large: encoder 24 · (4·1024² + 2·1024·4096) = 301,989,888; decoder 24 · (6·1024² + 2·1024·4096)
+    = 352,321,536 (self-attention, cross-attention query and output, feed-forward); the
+    cross-attention's keys and values 24 · 2·1024² = 50,331,648, run over the source once per target."""
+    t5 = plan.model_size("t5-large")
+    assert (t5.encoder, t5.decoder, t5.cross_kv) == (301_989_888, 352_321_536, 50_331_648)
+    assert t5.params == 704_643_072
+    # scoring 4 options of one 400-character source: 101 source tokens once, 4 × (2 + 1) target tokens,
+    # the cross-attention's projections over 4 × 101 source tokens
+    tokens = seq2seq_tokens(["x" * 400], [["y" * 8] * 4])
+    assert tokens == Tokens(forward=101, forward_target=12, cross=404)
+    flops = 2 * (301_989_888 * 101 + 352_321_536 * 12 + 50_331_648 * 404)  # ≈ 1.101 × 10¹¹
+    job = Job("demo", "score", "t5 options", "t5-large", tokens=tokens)
+    assert plan.job_flops(job) == pytest.approx(flops)
+    # the published total for every token of every (source, option) row, as the plan counted before:
+    # 2 · 770M · (4 · 101 + 12) ≈ 6.41 × 10¹¹, 5.8 times as much
+    assert 2 * 770e6 * (4 * 101 + 12) / flops == pytest.approx(5.82, abs=0.01)
+    trained = seq2seq_tokens(["x" * 400], [["y" * 8]], train=True)
+    assert trained == Tokens(train=101, train_target=3)
+    assert plan.job_flops(Job("demo", "train", "t5", "t5-large", tokens=trained)) == pytest.approx(
+        6 * (301_989_888 * 101 + 352_321_536 * 3 + 50_331_648 * 101))
+    # a job that does not tell its tokens apart: all against the encoder (and the cross-attention), said so
+    legacy = Job("demo", "train", "legacy t5", "t5-large", train_tokens=104)
+    assert plan.job_flops(legacy) == pytest.approx(6 * (301_989_888 + 50_331_648) * 104)
+    assert "not told apart" in plan.plan_table([legacy], "h100", no_gpu_results).loc["legacy t5", "note"]
+
+
+def test_generation_is_memory_bound(no_gpu_results):
+    """8 prompts of 40 characters (11 tokens each with the start token), 16 new tokens, 4 a batch:
+    88 prompt tokens forward, then 2 batches × 16 = 32 decoding steps, each reading Llama-2-7B's
+    6,476,005,376 weights as bf16 (2 bytes) at half of an H100's 3.35 TB/s: 7.7325 ms a step,
+    where its 4 tokens' FLOPs at 30% of 989 TFLOP/s would take 0.175 ms."""
+    tokens = generation_tokens(["x" * 40] * 8, max_new_tokens=16, batch_size=4)
+    assert tokens == Tokens(forward=88, generated=128, decode_steps=32)
+    n, h100 = 6_476_005_376, plan.GPUS["h100"]
+    assert h100.bandwidth == 3.35e12
+    step = 2 * n / (3.35e12 * 0.5)
+    assert step == pytest.approx(7.7325e-3, rel=1e-4)
+    cost = plan.work_cost(plan.model_size("meta-llama/Llama-2-7b-hf"), tokens, h100, no_gpu_results)
+    assert cost.generate_seconds == pytest.approx(32 * step)
+    assert cost.seconds == pytest.approx(32 * step + 2 * n * 88 / (989e12 * 0.3))
+    # 4,096 sequences a batch: each step's FLOPs (2 · N · 4,096 at 30% of peak: 0.179 s) outweigh reading the weights
+    big = Tokens(generated=4096 * 16, decode_steps=16)
+    cost = plan.work_cost(plan.model_size("meta-llama/Llama-2-7b-hf"), big, h100, no_gpu_results)
+    assert cost.generate_seconds == pytest.approx(16 * 2 * n * 4096 / (989e12 * 0.3))
+
+
+@pytest.mark.parametrize("device, key", [("NVIDIA H100 80GB HBM3", "h100"), ("NVIDIA H200", "h200"),
+                                         ("NVIDIA A100-SXM4-80GB", "a100"), ("NVIDIA L40S", "l40s"),
+                                         ("NVIDIA L4", "l4"), ("Tesla T4", None)])
+def test_a_cuda_device_name_finds_its_gpu(device, key):
+    assert plan.gpu_of_device(device) == key
 
 
 def test_a_gpu_benchmark_of_a_small_model_does_not_replace_the_assumption(no_gpu_results):
@@ -99,7 +194,7 @@ def test_plan_prints_the_jobs_and_the_totals(capsys, fixture_data):
     assert cli.main(["plan", "logiqa", "--profile", "smoke", "--gpu", "a100"]) == 0
     out = capsys.readouterr().out
     assert "encoder tiny-bert seed 0" in out and "transfer ReClor → LogiQA seed 0" in out
-    assert "total: 10 jobs" in out and "GPU hours on a100" in out and "utilisation: assumed 30%" in out
+    assert "total: 10 jobs" in out and "GPU hours on a100" in out and "train, small: assumed 30% of peak" in out
 
 
 def test_logiqa_jobs_are_every_run_of_the_chapter(fixture_data):

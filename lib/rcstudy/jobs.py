@@ -23,6 +23,39 @@ Kind = Literal["train", "score", "generate"]
 
 
 @dataclass(frozen=True)
+class Tokens:
+    """A job's tokens told apart by what they run through, for :mod:`rcstudy.plan`.
+
+    ``train`` tokens run forward and backward, ``forward`` tokens forward only. For an
+    encoder-decoder model these are the encoder's (source) tokens, and ``train_target`` and
+    ``forward_target`` the decoder's; ``cross`` counts source tokens once per target sequence
+    decoded against them in forward passes (the decoder's cross-attention projects every source
+    token for each: scoring k options of one passage costs k × its tokens there; None: once, as
+    in training and generation). ``generated`` tokens come one decoding step at a time, in
+    ``decode_steps`` steps (batches × new tokens), each of which reads every weight once.
+    """
+
+    train: int = 0
+    forward: int = 0
+    train_target: int = 0
+    forward_target: int = 0
+    cross: int | None = None
+    generated: int = 0
+    decode_steps: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.train + self.forward + self.train_target + self.forward_target + self.generated
+
+    def __add__(self, other: "Tokens") -> "Tokens":
+        cross = None if self.cross is None and other.cross is None else \
+            (self.cross if self.cross is not None else self.forward) + (other.cross if other.cross is not None else other.forward)
+        return Tokens(self.train + other.train, self.forward + other.forward, self.train_target + other.train_target,
+                      self.forward_target + other.forward_target, cross, self.generated + other.generated,
+                      self.decode_steps + other.decode_steps)
+
+
+@dataclass(frozen=True)
 class Job:
     """One heavy computation of a chapter, runnable on its own.
 
@@ -47,6 +80,7 @@ class Job:
     arguments: dict = field(default_factory=dict)
     after: tuple[str, ...] = ()
     note: str = ""
+    tokens: Tokens | None = None  # the work told apart (None: train_tokens and score_tokens alone)
 
 
 _loaded: dict[tuple, Any] = {}
@@ -79,3 +113,54 @@ def mc_tokens(items, fields: str, max_length: int | None) -> int:
     from .models.mc import option_pairs
 
     return option_tokens([f"{a or ''} {b}" for it in items for a, b in option_pairs(it, fields)], max_length)
+
+
+def text_tokens(text: str) -> int:
+    """Estimated sub-word tokens of a text without special tokens (about 4 characters each)."""
+    return math.ceil(len(text) / 4)
+
+
+def causal_option_tokens(prompts: Sequence[str], options: Sequence[Sequence[str]], max_length: int | None = None,
+                         batch_size: int = 8) -> Tokens:
+    """The forward tokens of a causal LM scoring every option of every prompt as
+    :meth:`rcstudy.models.lm.CausalLM.loglik` batches them: each distinct prompt runs once (a
+    start token added, cut at ``max_length``) for every ``batch_size`` of its options, whose
+    key/value cache then serves each option; an option's tokens run after it, all but its last
+    (whose probability the position before it gives). Not k × (prompt + option)."""
+    forward = 0
+    for prompt, opts in dict.fromkeys(zip(prompts, map(tuple, options))):
+        context = text_tokens(prompt) + 1
+        context = min(context, max_length) if max_length else context
+        forward += context * math.ceil(len(opts) / batch_size) + sum(max(text_tokens(o) - 1, 0) for o in opts)
+    return Tokens(forward=forward)
+
+
+def seq2seq_tokens(sources: Sequence[str], targets: Sequence[Sequence[str]], max_source: int | None = None,
+                   max_target: int | None = None, *, train: bool = False) -> Tokens:
+    """The tokens of an encoder-decoder model given each source with its targets: the source
+    through the encoder once (with its closing special token, cut at ``max_source``), each target
+    through the decoder (its tokens and the end token, cut at ``max_target``) against the
+    source's encoding. ``train``: trained on each (source, target) pair, forward and backward."""
+    def cut(n: int, limit: int | None) -> int:
+        return min(n, limit) if limit else n
+
+    source = target = cross = 0
+    for text, outs in zip(sources, targets):
+        n = cut(text_tokens(text) + 1, max_source)
+        source += n * (len(outs) if train else 1)
+        cross += n * len(outs)
+        target += sum(cut(text_tokens(o) + 1, max_target) for o in outs)
+    if train:
+        return Tokens(train=source, train_target=target)
+    return Tokens(forward=source, forward_target=target, cross=cross)
+
+
+def generation_tokens(prompts: Sequence[str], max_new_tokens: int, batch_size: int,
+                      max_length: int | None = None) -> Tokens:
+    """The tokens of greedy generation of up to ``max_new_tokens`` after each prompt, in batches of
+    ``batch_size`` prompts: the prompts forward once (for an encoder-decoder model, through its
+    encoder), then ``max_new_tokens`` decoding steps per batch, each reading every weight of the
+    model (or of its decoder) once for the whole batch."""
+    forward = sum(min(text_tokens(p) + 1, max_length) if max_length else text_tokens(p) + 1 for p in prompts)
+    return Tokens(forward=forward, generated=max_new_tokens * len(prompts),
+                  decode_steps=max_new_tokens * math.ceil(len(prompts) / batch_size))

@@ -1,12 +1,19 @@
 """A GPU-hour plan of a chapter's jobs (:mod:`rcstudy.jobs`): ``python -m rcstudy plan``.
 
 FLOPs follow the benchmark's count (:func:`rcstudy.bench.encoder_flops`): matmuls only, 2 per
-parameter and token forward, twice that backward, so training costs 6·N·tokens and scoring or
-generation 2·N·tokens, with N the parameters of the model's matmuls (embeddings are look-ups; the
+parameter and token forward, twice that backward, so training costs 6·N·tokens and scoring
+2·N·tokens, with N the parameters of the model's matmuls (embeddings are look-ups; the
 benchmark's attention term, 4·length·hidden per layer and token, is left out: a few per cent at
 256 tokens). Tokens are estimated from the text (:func:`rcstudy.jobs.option_tokens`), truncated at
-the configured length. Hours are FLOPs ÷ (the GPU's bf16 dense peak × a utilisation: the
-benchmark's measured share on CUDA where one was recorded, else :data:`ASSUMED_UTILISATION`).
+the configured length. Where a job tells its tokens apart (:class:`rcstudy.jobs.Tokens`), a
+prompt whose key/value cache serves its options counts once, an encoder-decoder model's source
+tokens count against its encoder's parameters and its target tokens against its decoder's, and
+generation is memory-bound: each decoding step of a batch reads every weight once, so it takes
+the weights' bytes ÷ the GPU's memory bandwidth (or its FLOPs at the compute rate, if longer).
+Hours of computing are FLOPs ÷ (the GPU's bf16 dense peak × a utilisation per engine, training
+or scoring, and model size: what the benchmark's gpu preset measured on full-size replicas
+(``results["utilisation"]`` of ``cuda.json``) where it measured that engine at that size, else
+:data:`ASSUMED_UTILISATION`); the plan says which.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from typing import TYPE_CHECKING, Sequence
 from . import config
 from .chapters import experiments_module, toc_chapters
 from .errors import closest, did_you_mean
-from .jobs import Job
+from .jobs import Job, Tokens
 from .settings import PROJECT_ROOT
 
 if TYPE_CHECKING:
@@ -30,8 +37,20 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ModelSize:
-    params: float  # parameters of the matmuls (the N of 6·N·tokens)
+    params: float  # parameters of the matmuls (the N of 6·N·tokens), all stacks together
     source: str
+    encoder: float | None = None  # an encoder-decoder model's encoder (None: not one)
+    decoder: float | None = None  # ... its decoder, but the cross-attention's key and value projections
+    cross_kv: float = 0.0  # ... those, which run over the source tokens once per target sequence
+
+    @property
+    def encoder_decoder(self) -> bool:
+        return self.encoder is not None
+
+    @property
+    def decoding(self) -> float:
+        """The parameters one generated token runs through (a decoder-only model: all of them)."""
+        return self.decoder if self.decoder is not None else self.params
 
 
 def _transformer(layers: int, hidden: int, ffn: int, *, gated: bool = False, kv: int | None = None) -> float:
@@ -39,6 +58,18 @@ def _transformer(layers: int, hidden: int, ffn: int, *, gated: bool = False, kv:
     d×kv) and the feed-forward block (two d×f matrices, three when gated)."""
     kv = kv or hidden
     return layers * (2 * hidden * hidden + 2 * hidden * kv + (3 if gated else 2) * hidden * ffn)
+
+
+def _t5(layers: int, d_model: int, inner: int, ffn: int, source: str, *, gated: bool = False) -> ModelSize:
+    """An encoder-decoder T5 of ``layers`` blocks per stack: the encoder's self-attention (4·d·inner)
+    and feed-forward block; the decoder's self-attention, cross-attention query and output
+    (2·d·inner) and feed-forward block, and apart from them the cross-attention's key and value
+    projections (2·d·inner per layer)."""
+    ff = (3 if gated else 2) * d_model * ffn
+    encoder = layers * (4 * d_model * inner + ff)
+    decoder = layers * (6 * d_model * inner + ff)
+    cross = layers * 2 * d_model * inner
+    return ModelSize(encoder + decoder + cross, source, encoder, decoder, cross)
 
 
 _BERT_BASE = _transformer(12, 768, 3072)
@@ -60,18 +91,24 @@ MODEL_SIZES: dict[str, ModelSize] = {
     "xlnet-large-cased": ModelSize(_BERT_LARGE, "config.json: 24 layers, d_model 1024, d_inner 4096"),
     "microsoft/deberta-v3-large": ModelSize(_BERT_LARGE, "config.json: 24 layers, hidden 1024, ffn 4096"),
     "gpt2-large": ModelSize(_transformer(36, 1280, 5120), "config.json: 36 layers, n_embd 1280, ffn 4×1280"),
-    "t5-large": ModelSize(770e6, "published total, encoder and decoder (Raffel et al. 2020, T5 paper)"),
-    "allenai/unifiedqa-v2-t5-base-1363200": ModelSize(220e6, "published total of T5-Base (T5 paper)"),
-    "allenai/unifiedqa-v2-t5-large-1363200": ModelSize(770e6, "published total of T5-Large (T5 paper)"),
-    "allenai/unifiedqa-v2-t5-3b-1363200": ModelSize(2.8e9, "published total of T5-3B (T5 paper)"),
-    "google/flan-t5-xxl": ModelSize(11.3e9, "published total of T5 v1.1 XXL (model card)"),
+    "t5-large": _t5(24, 1024, 1024, 4096, "config.json: 24 layers per stack, d_model 1024, 16 heads of 64, d_ff 4096"),
+    "allenai/unifiedqa-v2-t5-base-1363200": _t5(12, 768, 768, 3072, "T5-Base's config.json: 12 layers per stack, "
+                                                "d_model 768, 12 heads of 64, d_ff 3072"),
+    "allenai/unifiedqa-v2-t5-large-1363200": _t5(24, 1024, 1024, 4096, "T5-Large's config.json: 24 layers per stack, "
+                                                 "d_model 1024, 16 heads of 64, d_ff 4096"),
+    "allenai/unifiedqa-v2-t5-3b-1363200": _t5(24, 1024, 4096, 16384, "T5-3B's config.json: 24 layers per stack, "
+                                              "d_model 1024, 32 heads of 128, d_ff 16384"),
+    "google/flan-t5-xxl": _t5(24, 4096, 4096, 10240, "config.json: 24 layers per stack, d_model 4096, 64 heads of 64, "
+                              "gated d_ff 10240", gated=True),
     "meta-llama/Llama-2-7b-hf": ModelSize(_LLAMA2_7B, "config.json: 32 layers, hidden 4096, gated ffn 11008"),
     "lmsys/vicuna-7b-v1.5": ModelSize(_LLAMA2_7B, "a Llama-2-7B fine-tune: the same config.json"),
     "meta-llama/Llama-2-13b-hf": ModelSize(_transformer(40, 5120, 13824, gated=True),
                                            "config.json: 40 layers, hidden 5120, gated ffn 13824"),
     "mistralai/Mistral-7B-v0.1": ModelSize(_transformer(32, 4096, 14336, gated=True, kv=1024),
                                            "config.json: 32 layers, hidden 4096, 8 KV heads of 128, gated ffn 14336"),
-    "Qwen/Qwen2.5-7B": ModelSize(6.53e9, "published non-embedding parameters (model card)"),
+    "Qwen/Qwen2.5-7B": ModelSize(_transformer(28, 3584, 18944, gated=True, kv=512),
+                                 "config.json: 28 layers, hidden 3584, 4 KV heads of 128, gated ffn 18944 "
+                                 "(6.53B non-embedding parameters on the model card)"),
     "minilm-l6": ModelSize(_transformer(6, 384, 1536), "config.json: 6 layers, hidden 384, ffn 1536"),
     "smollm2-135m": ModelSize(_transformer(30, 576, 1536, gated=True, kv=192),
                               "config.json: 30 layers, hidden 576, 3 KV heads of 64, gated ffn 1536"),
@@ -84,18 +121,28 @@ MODEL_SIZES: dict[str, ModelSize] = {
 class GPU:
     bf16_flops: float  # dense (no sparsity) bf16 tensor-core peak, FLOP/s
     source: str
+    bandwidth: float = math.nan  # memory bandwidth, bytes/s
 
 
-#: bf16 dense peaks from the vendors' data sheets (SXM parts where there are several).
+#: bf16 dense peaks and memory bandwidths from the vendors' data sheets (SXM parts where there are
+#: several): NVIDIA H100 SXM 989 TFLOP/s, 3.35 TB/s HBM3; H200 SXM 989 TFLOP/s, 4.8 TB/s HBM3e;
+#: A100 80GB SXM 312 TFLOP/s, 2,039 GB/s HBM2e; L40S 362 TFLOP/s, 864 GB/s GDDR6; L4 121 TFLOP/s,
+#: 300 GB/s GDDR6; A10 125 TFLOP/s, 600 GB/s GDDR6; AMD Instinct MI300X 1,307 TFLOP/s, 5.3 TB/s HBM3.
 GPUS: dict[str, GPU] = {
-    "h100": GPU(989e12, "NVIDIA H100 SXM data sheet: 989 TFLOP/s bf16 dense"),
-    "h200": GPU(989e12, "NVIDIA H200 SXM data sheet: 989 TFLOP/s bf16 dense"),
-    "a100": GPU(312e12, "NVIDIA A100 data sheet: 312 TFLOP/s bf16 dense"),
-    "l40s": GPU(362e12, "NVIDIA L40S data sheet: 362 TFLOP/s bf16 dense"),
-    "l4": GPU(121e12, "NVIDIA L4 data sheet: 121 TFLOP/s bf16 dense"),
-    "a10": GPU(125e12, "NVIDIA A10 data sheet: 125 TFLOP/s bf16 dense"),
-    "mi300x": GPU(1307e12, "AMD Instinct MI300X data sheet: 1307 TFLOP/s bf16 dense"),
+    "h100": GPU(989e12, "NVIDIA H100 SXM data sheet: 989 TFLOP/s bf16 dense, 3.35 TB/s", 3.35e12),
+    "h200": GPU(989e12, "NVIDIA H200 SXM data sheet: 989 TFLOP/s bf16 dense, 4.8 TB/s", 4.8e12),
+    "a100": GPU(312e12, "NVIDIA A100 80GB SXM data sheet: 312 TFLOP/s bf16 dense, 2,039 GB/s", 2.039e12),
+    "l40s": GPU(362e12, "NVIDIA L40S data sheet: 362 TFLOP/s bf16 dense, 864 GB/s", 864e9),
+    "l4": GPU(121e12, "NVIDIA L4 data sheet: 121 TFLOP/s bf16 dense, 300 GB/s", 300e9),
+    "a10": GPU(125e12, "NVIDIA A10 data sheet: 125 TFLOP/s bf16 dense, 600 GB/s", 600e9),
+    "mi300x": GPU(1307e12, "AMD Instinct MI300X data sheet: 1307 TFLOP/s bf16 dense, 5.3 TB/s", 5.3e12),
 }
+
+
+def gpu_of_device(name: str) -> str | None:
+    """The key of :data:`GPUS` a CUDA device's name stands for ("NVIDIA H100 80GB HBM3" → h100)."""
+    lowered = name.lower().replace(" ", "")
+    return next((key for key in sorted(GPUS, key=len, reverse=True) if key in lowered), None)
 
 #: Share of the bf16 peak assumed where no GPU benchmark has been recorded: a typical model FLOP
 #: utilisation of encoder fine-tuning with dynamic padding, near what the CPU benchmark measured.
@@ -118,27 +165,94 @@ def gpu(name: str) -> GPU:
     return GPUS[name.lower()]
 
 
-#: A benchmark model smaller than this (matmul parameters) leaves a GPU waiting on the work around
-#: each step, so its measured share says nothing of the full profile's models (base size and up).
-REPRESENTATIVE_PARAMS = 50e6
+#: Share of the memory bandwidth a decoding step is assumed to reach where the benchmark has not
+#: measured generation: Hugging Face's ``generate`` launches every layer's kernels from Python.
+ASSUMED_BANDWIDTH_SHARE = 0.5
+#: Bytes read per weight in a decoding step: the engines hold fp32 weights and compute under bf16
+#: autocast, which casts each weight once per ``generate`` call and keeps the bf16 copy.
+WEIGHT_BYTES = 2
+
+#: Model sizes (matmul parameters) whose utilisation the benchmark measures apart: a model below
+#: the first bound leaves a GPU waiting on the work around each step, so its share says nothing of
+#: the full profile's models.
+SIZE_CLASSES = (("small", 0.0), ("base", 50e6), ("large", 200e6), ("billions", 1.5e9))
+REPRESENTATIVE_PARAMS = SIZE_CLASSES[1][1]
+#: The engines the utilisation table tells apart: training (forward and backward), scoring
+#: (forward, prompts of generation included) and generation (a share of the memory bandwidth).
+ENGINES = ("train", "score", "generate")
+
+
+def size_class(params: float) -> str:
+    """The :data:`SIZE_CLASSES` name of a model with ``params`` matmul parameters."""
+    return [name for name, low in SIZE_CLASSES if params >= low][-1]
+
+
+@dataclass(frozen=True)
+class Utilisation:
+    """The share of the GPU an engine reaches at a model size, and where the number comes from."""
+
+    share: float
+    measured: bool
+    source: str
+
+
+def utilisation_table(results_dir: Path = BENCH_RESULTS) -> dict[tuple[str, str], Utilisation]:
+    """The measured shares by (engine, size class): ``results["utilisation"]`` of
+    ``<results_dir>/cuda.json`` (the gpu preset's replica stages: ``{engine: {class: {"share",
+    "model", ...}}}``), and, from a record without it, the training stage's FLOP share of its model."""
+    path = Path(results_dir) / "cuda.json"
+    if not path.is_file():
+        return {}
+    results = json.loads(path.read_text())
+    gpu_name = results.get("hardware", {}).get("gpu") or "a GPU"
+    table = {}
+    for engine, by_size in (results.get("utilisation") or {}).items():
+        for size, m in by_size.items():
+            if size != "small" and m.get("share"):
+                what = "memory bandwidth" if engine == "generate" else "bf16 peak"
+                table[(engine, size)] = Utilisation(float(m["share"]), True,
+                                                    f"measured {float(m['share']):.0%} of {what} with {m.get('model', 'a replica')} "
+                                                    f"on {gpu_name} (cuda.json)")
+    share = results.get("flops", {}).get("ours", {}).get("fraction_of_peak")
+    model = results.get("config", {}).get("mc_model")
+    size = model_size(model) if model else None
+    if share and size is not None and size.params >= REPRESENTATIVE_PARAMS:
+        table.setdefault(("train", size_class(size.params)), Utilisation(
+            float(share), True, f"measured by the benchmark on CUDA (cuda.json: {float(share):.0%} of peak with {model})"))
+    return table
+
+
+def engine_utilisation(engine: str, params: float, results_dir: Path = BENCH_RESULTS,
+                       table: dict | None = None) -> Utilisation:
+    """The share for ``engine`` at a model of ``params`` matmul parameters: measured at that size
+    class, else assumed (:data:`ASSUMED_UTILISATION`, or :data:`ASSUMED_BANDWIDTH_SHARE` for
+    generation), said so."""
+    table = utilisation_table(results_dir) if table is None else table
+    size = size_class(params)
+    if (engine, size) in table:
+        return table[(engine, size)]
+    if engine == "generate":
+        return Utilisation(ASSUMED_BANDWIDTH_SHARE, False, f"assumed {ASSUMED_BANDWIDTH_SHARE:.0%} of memory bandwidth")
+    return Utilisation(ASSUMED_UTILISATION, False, f"assumed {ASSUMED_UTILISATION:.0%} of peak")
 
 
 def utilisation(results_dir: Path = BENCH_RESULTS) -> tuple[float, str]:
-    """The share of peak FLOP/s the engines reach on a GPU, and where the number comes from: the
-    benchmark's measured training FLOP share on CUDA (``<results_dir>/cuda.json``, against the
-    matmul peak it measured there) where it exists and measured a model of at least
-    :data:`REPRESENTATIVE_PARAMS`, else :data:`ASSUMED_UTILISATION`."""
-    measured = {device: _measured_share(Path(results_dir) / f"{device}.json") for device in ("cuda", "cpu")}
-    if measured["cuda"]:
-        share, model = measured["cuda"]
-        size = model_size(model) if model else None
-        if size is not None and size.params >= REPRESENTATIVE_PARAMS:
-            return share, f"measured by the benchmark on CUDA (cuda.json: {share:.0%} of peak with {model})"
+    """The training share of a base-to-large model, and where it comes from (the benchmark's
+    measurement on CUDA, else :data:`ASSUMED_UTILISATION`): the headline number of a plan."""
+    table = utilisation_table(results_dir)
+    for size in ("large", "base", "billions"):
+        if ("train", size) in table:
+            u = table[("train", size)]
+            return u.share, u.source
+    measured = _measured_share(Path(results_dir) / "cuda.json")
+    if measured:
+        share, model = measured
         return ASSUMED_UTILISATION, (
             f"assumed {ASSUMED_UTILISATION:.0%} of peak (the GPU benchmark measured {share:.1%} with {model or 'its model'}, "
             f"a model too small to keep a GPU busy)")
-    cpu = f"; the CPU benchmark measured {measured['cpu'][0]:.0%}" if measured["cpu"] else ""
-    return ASSUMED_UTILISATION, f"assumed {ASSUMED_UTILISATION:.0%} of peak (no GPU benchmark recorded{cpu})"
+    cpu = _measured_share(Path(results_dir) / "cpu.json")
+    cpu_note = f"; the CPU benchmark measured {cpu[0]:.0%}" if cpu else ""
+    return ASSUMED_UTILISATION, f"assumed {ASSUMED_UTILISATION:.0%} of peak (no GPU benchmark recorded{cpu_note})"
 
 
 def _measured_share(path: Path) -> tuple[float, str | None] | None:
@@ -157,13 +271,73 @@ def model_size(model: str) -> ModelSize | None:
     return MODEL_SIZES.get(split_revision(model)[0])
 
 
+def job_tokens(job: Job) -> Tokens:
+    """A job's :class:`~rcstudy.jobs.Tokens`: its own, else its two totals (training tokens forward
+    and backward, scored tokens forward)."""
+    return job.tokens if job.tokens is not None else Tokens(train=job.train_tokens, forward=job.score_tokens)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one job's work costs: matmul FLOPs (training, forward) and seconds on a GPU."""
+
+    train_flops: float
+    forward_flops: float
+    generate_flops: float
+    seconds: float
+    generate_seconds: float
+
+    @property
+    def flops(self) -> float:
+        return self.train_flops + self.forward_flops + self.generate_flops
+
+
+def work_cost(size: ModelSize, tokens: Tokens, card: GPU, results_dir: Path = BENCH_RESULTS,
+              table: dict | None = None) -> Cost:
+    """The FLOPs and seconds of ``tokens`` of work on a model of ``size`` on ``card``.
+
+    Training: 6 FLOPs per parameter and token, scoring 2; an encoder-decoder model's source tokens
+    against its encoder, target tokens against its decoder, and its cross-attention's key and value
+    projections against the source tokens once per target sequence. Seconds: those FLOPs at the
+    GPU's peak × the engine's utilisation (:func:`engine_utilisation`); each decoding step of a
+    generation takes the decoding weights' bytes (:data:`WEIGHT_BYTES` each) ÷ the GPU's memory
+    bandwidth × its measured share, or its FLOPs at the scoring rate where that is longer."""
+    table = utilisation_table(results_dir) if table is None else table
+    if size.encoder_decoder:
+        cross = tokens.forward if tokens.cross is None else tokens.cross
+        train = size.encoder * tokens.train + size.decoder * tokens.train_target + size.cross_kv * tokens.train
+        forward = size.encoder * tokens.forward + size.decoder * tokens.forward_target + size.cross_kv * cross
+    else:
+        train = size.params * (tokens.train + tokens.train_target)
+        forward = size.params * (tokens.forward + tokens.forward_target)
+    train_flops, forward_flops = 6 * train, 2 * forward
+    generate_flops = 2 * size.decoding * tokens.generated
+    u_train = engine_utilisation("train", size.params, results_dir, table).share
+    u_score = engine_utilisation("score", size.params, results_dir, table).share
+    seconds = train_flops / (card.bf16_flops * u_train) + forward_flops / (card.bf16_flops * u_score)
+    generate_seconds = 0.0
+    if tokens.decode_steps:
+        bandwidth = card.bandwidth * engine_utilisation("generate", size.params, results_dir, table).share
+        per_step = max(WEIGHT_BYTES * size.decoding / bandwidth,
+                       generate_flops / tokens.decode_steps / (card.bf16_flops * u_score))
+        generate_seconds = per_step * tokens.decode_steps
+    elif generate_flops:
+        generate_seconds = generate_flops / (card.bf16_flops * u_score)
+    return Cost(train_flops, forward_flops, generate_flops, seconds + generate_seconds, generate_seconds)
+
+
+def job_cost(job: Job, card: GPU, results_dir: Path = BENCH_RESULTS, table: dict | None = None) -> Cost | None:
+    """:func:`work_cost` of a job (None for a model of unknown size: a from-scratch baseline)."""
+    size = model_size(job.model)
+    return None if size is None else work_cost(size, job_tokens(job), card, results_dir, table)
+
+
 def job_flops(job: Job) -> float:
-    """6·N·training tokens + 2·N·scored tokens; NaN for a model of unknown size (a from-scratch
-    baseline)."""
+    """The matmul FLOPs of a job (:func:`work_cost`); NaN for a model of unknown size."""
     size = model_size(job.model)
     if size is None:
         return math.nan
-    return 6 * size.params * job.train_tokens + 2 * size.params * job.score_tokens
+    return work_cost(size, job_tokens(job), GPUS["h100"], table={}).flops
 
 
 # --- the jobs and the plan of a chapter -------------------------------------------------------
@@ -197,23 +371,45 @@ def chapter_jobs(chapter: str, profile: str, overrides: dict | None = None) -> l
 PLAN_COLUMNS = ["kind", "model", "input", "seed", "fold", "items", "epochs", "tokens", "PFLOPs", "GPU hours", "note"]
 
 
+def _counting_note(job: Job, size: ModelSize | None) -> str:
+    """How a job's tokens were counted, where the plan had to guess."""
+    if size is None or job.tokens is not None:
+        return ""
+    if size.encoder_decoder:
+        return "source and target tokens not told apart: all counted against the encoder"
+    if job.kind == "generate":
+        return "prompt and generated tokens not told apart: all counted as scored"
+    return ""
+
+
 def plan_table(jobs: Sequence[Job], gpu_name: str = "h100", results_dir: Path = BENCH_RESULTS) -> pd.DataFrame:
     """One row per job (indexed by its name) with its FLOPs (PFLOPs) and estimated hours on ``gpu_name``
-    (bf16 peak × :func:`utilisation`); ``attrs`` says the GPU and where the utilisation comes from."""
+    (:func:`job_cost`); ``attrs`` says the GPU and which utilisation each engine and size got."""
     import pandas as pd
 
     from .models.registry import split_revision
 
     card = gpu(gpu_name)
-    share, how = utilisation(results_dir)
-    rows = []
+    table_u = utilisation_table(results_dir)
+    rows, used = [], {}
     for j in jobs:
-        flops = job_flops(j)
+        size = model_size(j.model)
+        cost = job_cost(j, card, results_dir, table_u)
+        if size is not None:
+            tokens = job_tokens(j)
+            engines = [e for e, n in (("train", tokens.train + tokens.train_target),
+                                      ("score", tokens.forward + tokens.forward_target), ("generate", tokens.decode_steps)) if n]
+            for engine in engines:
+                used[(engine, size_class(size.params))] = engine_utilisation(engine, size.params, results_dir, table_u)
+        note = "; ".join(n for n in (j.note, _counting_note(j, size)) if n)
         rows.append({"job": j.name, "kind": j.kind, "model": split_revision(j.model)[0], "input": j.input, "seed": j.seed,
-                     "fold": j.fold, "items": j.items, "epochs": j.epochs, "tokens": j.train_tokens + j.score_tokens,
-                     "PFLOPs": flops / 1e15, "GPU hours": flops / (card.bf16_flops * share) / 3600, "note": j.note})
+                     "fold": j.fold, "items": j.items, "epochs": j.epochs, "tokens": job_tokens(j).total,
+                     "PFLOPs": cost.flops / 1e15 if cost else math.nan,
+                     "GPU hours": cost.seconds / 3600 if cost else math.nan, "note": note})
     table = pd.DataFrame(rows, columns=["job", *PLAN_COLUMNS]).set_index("job").astype({"seed": "Int64", "fold": "Int64"})
-    table.attrs.update(gpu=gpu_name.lower(), gpu_source=card.source, utilisation=share, utilisation_source=how)
+    share, how = utilisation(results_dir)
+    table.attrs.update(gpu=gpu_name.lower(), gpu_source=card.source, utilisation=share, utilisation_source=how,
+                       utilisations={f"{e}, {c}": u.source for (e, c), u in sorted(used.items())})
     return table
 
 
@@ -230,10 +426,11 @@ def plan_totals(chapters: Sequence[str], profile: str = "full", gpu_name: str = 
     hours (those of known size), with a total row (the appendix's table)."""
     import pandas as pd
 
-    rows = {}
+    rows, used = {}, {}
     for chapter in chapters:
         jobs = chapter_jobs(chapter, profile)
         table = plan_table(jobs, gpu_name, results_dir)
+        used |= table.attrs["utilisations"]
         rows[chapter] = {"jobs": len(jobs), "in the notebook": sum(j.step is None for j in jobs),
                          "of unknown size": int(table["PFLOPs"].isna().sum()),
                          "PFLOPs": table["PFLOPs"].sum(min_count=1), "GPU hours": table["GPU hours"].sum(min_count=1)}
@@ -241,7 +438,7 @@ def plan_totals(chapters: Sequence[str], profile: str = "full", gpu_name: str = 
     totals.loc["total"] = totals.sum(min_count=1)
     share, how = utilisation(results_dir)
     totals.attrs.update(gpu=gpu_name.lower(), gpu_source=gpu(gpu_name).source, utilisation=share,
-                        utilisation_source=how)
+                        utilisation_source=how, utilisations=used)
     return totals
 
 
@@ -258,7 +455,16 @@ def appendix_plan(results_dir: Path = BENCH_RESULTS) -> tuple[pd.DataFrame, str]
 
 
 def describe_plan(table: pd.DataFrame) -> str:
-    """The line under a plan: which GPU, its peak, and which utilisation."""
-    return (f"GPU: {table.attrs['gpu']} ({table.attrs['gpu_source']}); utilisation: "
-            f"{table.attrs['utilisation_source']}. FLOPs: 6·N·tokens to train, 2·N·tokens to score; "
+    """The line under a plan: which GPU, its peak, and which utilisation each engine and size got."""
+    used = table.attrs.get("utilisations") or {}
+    shares = "; ".join(f"{what}: {how}" for what, how in used.items()) or table.attrs["utilisation_source"]
+    return (f"GPU: {table.attrs['gpu']} ({table.attrs['gpu_source']}); utilisation by engine and model size "
+            f"({', '.join(f'{n} from {_params(low)}' for n, low in SIZE_CLASSES[1:])}): {shares}. "
+            "FLOPs: 6·N·tokens to train, 2·N·tokens to score, a prompt once where its key/value cache serves "
+            "its options, an encoder-decoder model's source and target tokens against its encoder's and "
+            "decoder's parameters; generation: each decoding step reads every weight once (memory-bound); "
             "tokens estimated from the text.")
+
+
+def _params(n: float) -> str:
+    return f"{n / 1e9:g}B" if n >= 1e9 else f"{n / 1e6:g}M"
