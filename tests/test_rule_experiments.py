@@ -441,3 +441,53 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     subq = res.claims.claims[2]
     stuck = "did not learn" in res.facts["rule_loss_warnings"].data
     assert subq.verdict == "model at chance" if stuck else subq.verdict != "not testable here"
+
+
+def test_without_context_changes_only_the_context(data):
+    bare = data.without_context()
+    assert [m.id for m in bare.mains] == [m.id for m in data.mains]
+    assert [s.id for s in bare.subs] == [s.id for s in data.subs]
+    for before, after in zip(data.mains + data.subs, bare.mains + bare.subs):
+        assert after.context == "" and (after.question, after.options, after.label, after.meta) == (
+            before.question, before.options, before.label, before.meta)
+
+
+def test_no_context_encoder_input_is_the_whole_question_and_option(data):
+    from rcstudy.models.loading import load_tokenizer
+    from rcstudy.models.mc import encode_items
+
+    tok = load_tokenizer("tiny-bert")
+    subs = list(data.subs[:6])
+    with_context = encode_items(tok, subs, "CQA", 128)
+    bare = encode_items(tok, [s for s in data.without_context().subs[:6]], "CQA", 128)
+    checked = 0
+    for it, w, b in zip(subs, with_context, bare):
+        assert len(w) == len(b) == len(it.options)
+        for k, (enc_w, enc_b) in enumerate(zip(w, b)):
+            whole = tok(f"{it.question} {it.options[k]}".strip(), add_special_tokens=False)["input_ids"]
+            # no context: [CLS] [SEP] question option [SEP], nothing cut; with it, the context is cut first
+            if len(whole) + 3 <= 128:
+                assert enc_b["input_ids"][2:-1] == whole and enc_w["input_ids"][-len(whole) - 1:-1] == whole
+                checked += 1
+    assert checked >= 12
+
+
+def test_word_overlap_cue():
+    sub = MCItem("s", "Cats purr. Dogs bark loudly at night.",
+                 "Why is the option 'dogs bark at night' incorrect?",
+                 ("Cats purr when content.", "Dogs bark at night, so the option is true.",
+                  "Dogs bark loudly.", "None of the above choices"), 1)
+    assert ex.overlap_choice(sub) == 1  # the rationale that restates the question's option
+    assert ex.overlap_choice(sub, with_context=True) == 2  # the context's words pull elsewhere
+    assert ex.content_words("The dog's bark, AND it") == {"dog's", "bark"}
+    assert ex.overlap_choice(MCItem("e", "", "", ("", "x"), 0)) == 0  # no words: ties go to the first
+
+
+def test_overlap_facts_on_the_fixtures(data):
+    facts = ex.overlap_facts(data)
+    assert facts["rule_overlap_subs"] == len(data.subs)
+    for key in ("question", "context"):
+        for metric in ("mainq", "subq", "selective", "eliminative"):
+            v = facts[f"rule_overlap_{key}_{metric}"]
+            assert np.isnan(v) or 0 <= v <= 100
+    assert facts["rule_overlap_question_subq"] == ex.system_scores(ex.overlap_baseline(data))["SubQ"]
