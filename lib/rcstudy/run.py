@@ -171,6 +171,7 @@ class ChapterResult:
     message: str = ""
     inputs: str = ""  # the fingerprint of what the chapter was computed from
     skipped: bool = False  # published and up to date: not executed again
+    peak_rss_gb: float | None = None  # the peak resident memory of its kernel's process tree
 
 
 LIBRARY_DIR = Path(__file__).resolve().parent
@@ -270,10 +271,11 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
         p.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     try:
-        in_worker_thread(lambda: papermill.execute_notebook(
-            nb, str(staging), parameters=params, kernel_name="python3", cwd=str(PROJECT_ROOT),
-            progress_bar=progress, report_mode=False, **kernel_options(),
-        ))
+        with TreeMemory() as memory:
+            in_worker_thread(lambda: papermill.execute_notebook(
+                nb, str(staging), parameters=params, kernel_name="python3", cwd=str(PROJECT_ROOT),
+                progress_bar=progress, report_mode=False, **kernel_options(),
+            ))
     except PapermillExecutionError as e:
         shutil.move(staging, failed)
         seconds = time.perf_counter() - start
@@ -282,7 +284,62 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
                              f"{e.ename}: {e.evalue}\n  the failed notebook is {failed}", inputs)
     finish_notebook(staging, inputs, chapter)
     os.replace(staging, published)
-    return ChapterResult(chapter, True, time.perf_counter() - start, inputs=inputs)
+    return ChapterResult(chapter, True, time.perf_counter() - start, inputs=inputs, peak_rss_gb=memory.peak_gb)
+
+
+def _memory_kb(pid: int) -> tuple[int, int]:
+    """A process's resident memory now and its peak so far (``VmRSS``, ``VmHWM``), in kB (0: gone)."""
+    now = peak = 0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                now = int(line.split()[1])
+            elif line.startswith("VmHWM:"):
+                peak = int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return now, peak
+
+
+class TreeMemory:
+    """While active, the peak resident memory of every process below this one (a chapter's kernel
+    and the workers it starts), sampled from ``/proc`` every ``interval`` seconds: the largest sum
+    of their resident memory, or the largest peak one of them reached (its ``VmHWM``, which a
+    short spike between samples leaves there), whichever is larger. ``peak_gb`` is None where
+    ``/proc`` cannot be read (not Linux) or nothing ran below this process."""
+
+    def __init__(self, interval: float = 0.5, pid: int | None = None):
+        self.interval, self.pid = interval, pid or os.getpid()
+        self._peak_kb, self._seen = 0, False
+        self._stop = threading.Event()
+
+    def sample(self) -> None:
+        total = 0
+        for child in _descendants(self.pid):
+            now, peak = _memory_kb(child)
+            total += now
+            self._peak_kb = max(self._peak_kb, peak)
+            self._seen = self._seen or bool(now or peak)
+        self._peak_kb = max(self._peak_kb, total)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def __enter__(self) -> "TreeMemory":
+        if Path("/proc/self/status").is_file():
+            self._thread = threading.Thread(target=self._run, name="rcstudy-memory", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if getattr(self, "_thread", None) is not None:
+            self._thread.join()
+
+    @property
+    def peak_gb(self) -> float | None:
+        return round(self._peak_kb / 2**20, 2) if self._seen else None
 
 
 def finish_notebook(path: Path, inputs: str, chapter: str | None = None) -> None:
@@ -307,7 +364,8 @@ def timings_path(root: Path | None = None) -> Path:
 
 
 def read_timings(root: Path | None = None) -> dict:
-    """``{profile: {chapter: {"latest": seconds, "cold": seconds}}}`` as the runner recorded them."""
+    """``{profile: {chapter: {"latest": seconds, "cold": seconds, "peak_rss_gb": GB}}}`` as the runner
+    recorded them (the peak resident memory of the chapter's latest run, :class:`TreeMemory`)."""
     path = timings_path(root)
     timings = json.loads(path.read_text()) if path.exists() else {}
     for chapters in timings.values():  # books built before cold runs were told apart hold bare seconds
@@ -336,6 +394,8 @@ def record_timing(result: ChapterResult, profile: str, root: Path, *, cold: bool
     entry["latest"] = round(result.seconds, 1)
     if cold:
         entry["cold"] = entry["latest"]
+    if result.peak_rss_gb is not None:  # of the latest run (its kernel's process tree, GB)
+        entry["peak_rss_gb"] = result.peak_rss_gb
     atomic_write_bytes(timings_path(root), json.dumps(timings, indent=1, sort_keys=True).encode())
 
 
