@@ -1731,6 +1731,10 @@ def judge_claims(claims: ClaimLog, *, baselines: Sequence[System], trained: Trai
     else:
         sub = runs_by_question(enc, "sub")
         groups = type_groups(enc[0].data, sub.columns)
+    if type_test is not None and enc and len(set(groups)) < 2:  # one group: its spread is 0 by construction
+        claims.judge("no-trend-by-type", None, f"fewer than two groups of question types with at least "
+                                               f"{TYPE_MIN_SUBQUESTIONS} subquestions among {sub.shape[1]}")
+    elif type_test is not None and enc:
         spread = spread_ci(sub.to_numpy(float), groups, clusters=mains_of(enc[0].data, sub.columns), seed=seed)
         claims.judge("no-trend-by-type", {"spread": spread},
                      f"{trained.encoder_name}: largest |type − overall| SubQ accuracy {spread} over "
