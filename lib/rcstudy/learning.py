@@ -105,9 +105,9 @@ class LossCheck:
             return "n/a" if iv is None else f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
 
         return {"training loss": "—" if self.first is None else f"{self.first:.3f} → {self.final:.3f}",
-                "held-out loss": loss(self.heldout_loss), f"ln {self.k_text}": round(self.chance_loss, 3),
+                "held-out loss": loss(self.heldout_loss), f"ln {self.k_text}": f"{self.chance_loss:.3f}",
                 "held-out accuracy": "n/a" if self.accuracy is None else str(self.accuracy),
-                "chance": round(self.chance_accuracy, 1), "learned": "yes" if self.learned else "NO"}
+                "chance": f"{self.chance_accuracy:.1f}", "learned": "yes" if self.learned else "NO"}
 
     def describe(self) -> str:
         parts = []
