@@ -124,7 +124,8 @@ def training_curves(panels, seeds):
 def loss_curves(curves: Mapping[str, Sequence[Sequence[float]]], k: int):
     """Training loss of each trained row (one line per seed, a moving average over a tenth of its
     steps) against ln k, the loss of guessing among k options, and the 2% band below it within
-    which a row counts as not learned (:mod:`rcstudy.learning`)."""
+    which its training loss counts as not having fallen. A fallen training loss is not learning:
+    a row counts as learned on its held-out score (:attr:`rcstudy.learning.LossCheck.learned`)."""
     from .learning import CHANCE_MARGIN
 
     if not curves:
