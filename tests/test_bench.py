@@ -398,3 +398,32 @@ def test_scoring_rows_report_the_fp32_agreement_beside_bf16():
     assert "in fp32: 100 and 100 of 100" in bench.headline(_scoring_results(97, 100))
     rows = {r["measure"]: r for r in bench.summary_rows(_scoring_results(97, 99))}
     assert rows["identical predictions, acc_norm, both in fp32"]["met"] == "no"
+
+
+def test_tiny_replicas_stage_measures_utilisation_and_checks_a_chapter_job_against_its_plan(
+        tmp_path, isolated_cache, monkeypatch):
+    """The gpu-check preset's stage on tiny replicas and the fixtures: fine-tuning ours and the
+    tuned Trainer, scoring and generating with the LM replica, and the ReClor chapter's full-profile
+    job timed against the plan's prediction; a tiny replica's shares are not offered to the plan."""
+    monkeypatch.setenv("RCSTUDY_DATA", str(FIXTURES / "data"))
+    cfg = bench.config_from("tiny", {"replica_harness": False})
+    results = bench.run(cfg, ("replicas",), preset="tiny", out_dir=tmp_path / "out",
+                        rt=runtime.setup("cpu", threads=1, precision="fp32"))
+    r = results["replicas"]
+    assert r["training"]["model"] == "roberta-large replica" and r["training"]["ours"]["real_tokens"] > 0
+    assert 0 < r["training"]["ours"]["real_fraction_of_peak"] <= r["training"]["ours"]["fraction_of_peak"]
+    assert r["scoring"]["ours"]["tokens"] > 0 and r["scoring"]["generation"]["decode_steps"] == 3
+    assert r["scoring"]["generation"]["bandwidth_share"] is None  # a CPU has no bandwidth in the GPU table
+    check = r["plan_check"]
+    assert check["job"] == "roberta-large (CQA) seed 1" and check["predicted_seconds"] > 0
+    assert check["measured_seconds"] > 0 and isinstance(check["met"], bool)
+    assert results["utilisation"] == {}
+    rows = {row["measure"]: row for row in bench.summary_rows(results)}
+    assert any("plan" in m for m in rows)
+    assert "gpu-check" in bench.PRESETS and bench.DEFAULT_STAGES["gpu-check"] == ("replicas",)
+
+
+def test_the_gpu_check_record_has_a_file_of_its_own(tmp_path):
+    """It neither replaces the gpu preset's cuda.json nor merges with it; the plan reads it."""
+    assert bench.results_path({"preset": "gpu-check", "hardware": {"device": "cuda:0"}}, tmp_path).name == "cuda-check.json"
+    assert bench.results_path({"preset": "gpu", "hardware": {"device": "cuda:0"}}, tmp_path).name == "cuda.json"

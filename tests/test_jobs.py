@@ -53,14 +53,14 @@ def test_a_measured_gpu_utilisation_replaces_the_assumption(no_gpu_results):
 def test_the_utilisation_table_is_read_by_engine_and_model_size(no_gpu_results):
     """The gpu preset's table: each (engine, size class) it measured, the assumption elsewhere."""
     no_gpu_results.mkdir()
-    (no_gpu_results / "cuda.json").write_text(json.dumps({"hardware": {"gpu": "NVIDIA H100 80GB HBM3"}, "utilisation": {
+    (no_gpu_results / "cuda-check.json").write_text(json.dumps({"hardware": {"gpu": "NVIDIA H100 80GB HBM3"}, "utilisation": {
         "train": {"large": {"share": 0.45, "model": "roberta-large replica"}},
         "score": {"billions": {"share": 0.5, "model": "Llama-2-7b replica"}},
         "generate": {"billions": {"share": 0.7, "model": "Llama-2-7b replica"}}}}))
     u = lambda engine, model: plan.engine_utilisation(engine, plan.model_size(model).params, no_gpu_results)  # noqa: E731
     assert (u("train", "roberta-large").share, u("train", "roberta-large").measured) == (0.45, True)
     assert u("train", "roberta-large").source == ("measured 45% of bf16 peak with roberta-large replica on "
-                                                 "NVIDIA H100 80GB HBM3 (cuda.json)")
+                                                 "NVIDIA H100 80GB HBM3 (cuda-check.json)")
     assert (u("train", "roberta-base").share, u("train", "roberta-base").measured) == (0.3, False)  # not measured at base
     assert u("score", "meta-llama/Llama-2-7b-hf").share == 0.5
     assert u("generate", "meta-llama/Llama-2-7b-hf").share == 0.7

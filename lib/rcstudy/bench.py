@@ -349,7 +349,7 @@ def _loss_keeping(trainer_class):
 
 
 def _train_reference(train, val, cfg: BenchConfig, rt, vocab_size: int, *, padded: bool, fields: str = "CQA",
-                     epochs: float = 1) -> dict:
+                     epochs: float = 1, compiled: bool = False) -> dict:
     """The ``Trainer`` pipeline on the same items, in ``rt``'s dtype (``bf16=True`` under a bf16
     runtime): padded to ``max_length`` as the official script does, or (``padded=False``) as a
     practitioner configures it, padded per batch by ``DataCollatorForMultipleChoice`` with batches
@@ -368,7 +368,7 @@ def _train_reference(train, val, cfg: BenchConfig, rt, vocab_size: int, *, padde
             train_sampling_strategy="random" if padded else "group_by_length",
             remove_unused_columns=False,  # else the length column is dropped before the sampler reads it
             save_strategy="no", logging_strategy="no", logging_nan_inf_filter=False, report_to="none",
-            disable_tqdm=True,
+            disable_tqdm=True, torch_compile=compiled,
         )
         with EmbeddingShapes(vocab_size) as shapes:
             start = _now(rt)
@@ -999,6 +999,257 @@ def stage_precision(cfg: BenchConfig, rt) -> dict:
     return {"training": _precision_training(cfg, rt), "scoring": _precision_scoring(cfg, rt)}
 
 
+# --- h. full-size replicas: the plan's utilisation, measured, and the plan checked ---------------
+
+def _replica_texts() -> list[str]:
+    """The text replica tokenizers learn (the test fixtures'), whichever data directory is in use."""
+    from .models.replicas import fixture_texts
+
+    return fixture_texts(PROJECT_ROOT / "tests" / "fixtures" / "data")
+
+
+def _write_replica(name: str, folder: Path, cfg: BenchConfig, texts: list[str]) -> Path:
+    """The replica of Hub id ``name`` under ``folder`` (``RCSTUDY_REPLICAS``'s layout): full-size
+    random weights (``replica_full_size``) or the tiny one, with a tokenizer trained on ``texts``."""
+    from .models import replicas
+
+    target = replicas.replica_dir(folder, name)
+    if not cfg.replica_full_size:
+        return replicas.build_replica(name, target, texts)
+    family = replicas.FAMILIES[replicas.family_of(name)]
+    tokenizer = replicas.train_tokenizer(family, texts)
+    model = replicas.build_full_replica(name, "cpu")
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    return target
+
+
+def _gpu_card(rt, peak: dict):
+    """The GPU of :data:`rcstudy.plan.GPUS` this device is (its data-sheet peak and bandwidth), or,
+    on a CPU or an unknown GPU, the peak measured here (no bandwidth)."""
+    from .plan import GPU, GPUS, gpu_of_device
+
+    if rt.cuda:
+        import torch
+
+        key = gpu_of_device(torch.cuda.get_device_name(0))
+        if key:
+            return key, GPUS[key]
+    return None, GPU(peak["flops_per_s"], f"the matmul peak measured here ({peak['dtype']})")
+
+
+def _replica_training(cfg: BenchConfig, rt, folder: Path, card, peak: dict) -> dict:
+    """Fine-tuning the mc replica at the paper's length: ours and the tuned ``Trainer`` (and, with
+    ``trainer_compile``, the tuned ``Trainer`` under torch.compile), FLOP/s on real tokens against
+    the GPU's data-sheet peak (the plan's) and the measured matmul peak."""
+    from .models import model_config
+
+    run_cfg = replace(cfg, mc_model=cfg.replica_mc_model, train_steps=cfg.replica_train_steps,
+                      batch_size=cfg.replica_batch_size, max_length=cfg.replica_max_length)
+    train, val = _reclor(run_cfg)
+    val = val[: cfg.replica_batch_size]  # the training is timed; a batch of val keeps evaluation short
+    config = model_config(run_cfg.mc_model)
+    _log(f"▶ h. fine-tuning the {cfg.replica_mc_model} replica on {len(train)} ReClor questions, ours")
+    warm_device(run_cfg, rt)
+    runs = {"ours": _train_ours(train, val, run_cfg, rt, config.vocab_size)}
+    _log(f"▶ h. the same with transformers.{REFERENCES['trainer_tuned']}")
+    runs["trainer_tuned"] = _train_reference(train, val, run_cfg, rt, config.vocab_size, padded=False)
+    if cfg.trainer_compile:
+        _log("▶ h. the same under torch.compile")
+        runs["trainer_tuned_compiled"] = _train_reference(train, val, run_cfg, rt, config.vocab_size, padded=False,
+                                                          compiled=True)
+    out = {**_training_facts(run_cfg, train, val), "model": f"{cfg.replica_mc_model} replica"}
+    for name, result in runs.items():
+        m = _measured(result, train, val, config, peak, cfg.seed)
+        real_share = m["fraction_of_peak"] * m["real_tokens"] / m["tokens_processed"]  # the work on real tokens
+        out[name] = {k: m[k] for k in ("train_seconds", "questions_per_s", "tokens_processed", "real_tokens",
+                                       "tokens_per_real_token", "train_flops", "flops_per_s", "fraction_of_peak")}
+        out[name] |= {"real_fraction_of_peak": real_share,
+                      "real_share_of_card": m["flops_per_s"] * m["real_tokens"] / m["tokens_processed"] / card.bf16_flops}
+    out["speedup"] = out["ours"]["questions_per_s"] / out["trainer_tuned"]["questions_per_s"]
+    return out
+
+
+class _RealTokens:
+    """While active, counts the non-padding token ids each forward pass of ``model`` embeds."""
+
+    def __init__(self, model, pad_id: int):
+        self.model, self.pad_id, self.tokens = model, pad_id, 0
+
+    def _hook(self, module, args, output):
+        self.tokens += int((args[0] != self.pad_id).sum())
+
+    def __enter__(self):
+        self._handle = self.model.get_input_embeddings().register_forward_hook(self._hook)
+        return self
+
+    def __exit__(self, *exc):
+        self._handle.remove()
+
+
+def _replica_lm(cfg: BenchConfig, rt, folder: Path, texts: list[str]):
+    """Our causal-LM engine over the replica of ``replica_lm_model``: full size, its weights drawn on
+    the device in fp32 (as the engine holds them), or the tiny one from ``folder``."""
+    from .models import replicas
+    from .models.lm import CausalLM, fp32_output_head
+    from .models.loading import load_tokenizer
+
+    name = cfg.replica_lm_model
+    if not cfg.replica_full_size:
+        return CausalLM.load(name, rt)
+    tokenizer = replicas.train_tokenizer(replicas.FAMILIES[replicas.family_of(name)], texts)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = fp32_output_head(replicas.build_full_replica(name, rt.device).eval())
+    return CausalLM(name, model, tokenizer, rt, 2048)
+
+
+def _replica_scoring(cfg: BenchConfig, rt, folder: Path, texts: list[str], card) -> dict:
+    """Scoring LogiQA options with the LM replica (ours, and lm-evaluation-harness's task where it
+    runs), and greedy generation; the scoring share of the data-sheet peak on the tokens run, and
+    the decoding steps' share of the memory bandwidth."""
+    import math as _math
+
+    from .plan import WEIGHT_BYTES, model_size
+
+    lm = _replica_lm(cfg, rt, folder, texts)
+    size = model_size(cfg.replica_lm_model)
+    params = size.params if cfg.replica_full_size else sum(p.numel() for p in lm.model.parameters())
+    items = _logiqa(cfg.replica_lm_items)
+    run_cfg = replace(cfg, lm_model=cfg.replica_lm_model)
+    _log(f"▶ h. scoring {sum(len(it.options) for it in items)} LogiQA options with the {cfg.replica_lm_model} replica, ours")
+    _our_scores(lm, items[:2], run_cfg)  # untimed: kernels and the autocast cast of the weights
+    with _RealTokens(lm.model, lm.tokenizer.pad_token_id) as counted:
+        _, seconds = _our_scores(lm, items, run_cfg)
+    out = {"model": f"{cfg.replica_lm_model} replica", "items": len(items), "batch_size": cfg.lm_batch_size,
+           "ours": {"seconds": seconds, "items_per_s": len(items) / seconds, "tokens": counted.tokens,
+                    "share_of_card": 2 * params * counted.tokens / seconds / card.bf16_flops}}
+    if cfg.replica_harness:
+        _log("▶ h. the same with lm-evaluation-harness's logiqa task")
+        try:
+            with _RealTokens(lm.model, lm.tokenizer.pad_token_id) as counted:
+                harness_s = _harness_scores(lm, items, run_cfg, rt)[2]
+            out["reference"] = {"seconds": harness_s, "items_per_s": len(items) / harness_s, "tokens": counted.tokens}
+            out["speedup"] = harness_s / seconds
+        except Exception as e:  # noqa: BLE001 - the comparison is optional; the record says why it is missing
+            out["reference_error"] = f"{type(e).__name__}: {e}".splitlines()[0]
+    prompts = [f"{it.context}\n{it.question}" for it in items][: cfg.replica_generate_prompts]
+    gen = lm.model.generation_config
+    gen.eos_token_id, gen.min_new_tokens = None, cfg.replica_generate_tokens  # random weights: no early stop
+    n, t, b = len(prompts), cfg.replica_generate_tokens, cfg.replica_generate_batch
+    _log(f"▶ h. generating {t} tokens after {n} prompts, {b} a batch")
+    start = _now(rt)
+    lm.generate(prompts, t, batch_size=b)
+    gen_s = _now(rt) - start
+    steps = t * _math.ceil(n / b)
+    decoding = size.decoding if cfg.replica_full_size else params
+    out["generation"] = {"prompts": n, "new_tokens": t, "batch_size": b, "decode_steps": steps, "seconds": gen_s,
+                         "seconds_per_step": gen_s / steps,
+                         "bandwidth_share": (WEIGHT_BYTES * decoding * steps / gen_s / card.bandwidth
+                                             if _math.isfinite(card.bandwidth) else None)}
+    del lm
+    return out
+
+
+def _plan_check(cfg: BenchConfig, rt, folder: Path, card, table: dict) -> dict:
+    """One full-profile job of ``plan_check_chapter`` (its first fine-tuning of ``replica_mc_model``,
+    one seed, one epoch) run here on replicas, its wall time against the plan's prediction for the
+    same job with this run's utilisation (:func:`rcstudy.plan.job_cost`)."""
+    from . import chapters, plan
+    from .models.registry import split_revision
+
+    chapter = cfg.plan_check_chapter
+    overrides = _plan_check_overrides(chapter, cfg)
+    jobs = plan.chapter_jobs(chapter, "full", overrides)
+    job = next(j for j in jobs if j.kind == "train" and j.step and split_revision(j.model)[0] == cfg.replica_mc_model)
+    cost = plan.job_cost(job, card, table=table)
+    module = plan.chapter_module(chapter)
+    run_cfg = plan.chapter_config(chapter, "full", overrides)
+    _log(f"▶ h. plan check: the {chapter} chapter's job {job.name!r} on replicas")
+    with tempfile.TemporaryDirectory(prefix="rcstudy-bench-plan-cache-") as cache:
+        previous = os.environ.get("RCSTUDY_CACHE")
+        os.environ["RCSTUDY_CACHE"] = cache  # computed here, not read from a cache
+        try:
+            start = _now(rt)
+            getattr(module, job.step)(run_cfg, rt, **job.arguments)
+            seconds = _now(rt) - start
+        finally:
+            if previous is None:
+                os.environ.pop("RCSTUDY_CACHE", None)
+            else:
+                os.environ["RCSTUDY_CACHE"] = previous
+    del chapters
+    return {"chapter": chapter, "job": job.name, "model": f"{split_revision(job.model)[0]} replica", "items": job.items,
+            "epochs": job.epochs, "train_tokens": job.train_tokens, "score_tokens": job.score_tokens,
+            "predicted_seconds": cost.seconds, "measured_seconds": seconds, "ratio": seconds / cost.seconds,
+            "overrides": _as_json(overrides)}
+
+
+def _plan_check_overrides(chapter: str, cfg: BenchConfig) -> dict:
+    """The full profile cut to one fine-tuning: the ``replica_mc_model`` alone, one seed, one epoch,
+    nothing else trained (a chapter other than ReClor: its replica run's sizes)."""
+    from . import chapters
+
+    if chapter != "reclor":
+        return chapters.replica_sizes(chapter)
+    questions = cfg.plan_check_questions
+    sizes = {"train_questions": {"CQA": questions}} if questions else {}
+    return {"main_models": [cfg.replica_mc_model], "partial_inputs": [], "bias_models": [], "test_predictions": [],
+            "seeds": [1], "encoder.finetune.epochs": 1.0, "encoder.finetune.max_length": cfg.replica_max_length,
+            **({"sizes": sizes} if sizes else {})}
+
+
+PLAN_CHECK_TARGET = 0.25  # the plan's seconds within 25% of the measured
+
+
+def stage_replicas(cfg: BenchConfig, rt) -> tuple[dict, dict]:
+    """Stage h: on full-size random-weight replicas of the full profile's models, fine-tuning and
+    scoring as the chapters run them, the utilisation the plan reads (by engine and size class,
+    against the GPU's data-sheet peak and bandwidth), and one chapter job's time against its plan."""
+    from .plan import size_class, model_size
+
+    texts = _replica_texts()
+    peak = matmul_peak(rt, cfg.peak_size, cfg.peak_reps)
+    gpu_key, card = _gpu_card(rt, peak)
+    with tempfile.TemporaryDirectory(prefix="rcstudy-bench-replicas-") as tmp:
+        folder = Path(tmp)
+        _log(f"▶ h. writing the {cfg.replica_mc_model} replica ({'full size' if cfg.replica_full_size else 'tiny'})")
+        _write_replica(cfg.replica_mc_model, folder, cfg, texts)
+        if not cfg.replica_full_size:
+            _write_replica(cfg.replica_lm_model, folder, cfg, texts)
+        previous = os.environ.get("RCSTUDY_REPLICAS")
+        os.environ["RCSTUDY_REPLICAS"] = str(folder)
+        try:
+            training = _replica_training(cfg, rt, folder, card, peak)
+            scoring = _replica_scoring(cfg, rt, folder, texts, card)
+            measured_as = "the replica's" if not cfg.replica_full_size else "full size"
+            utilisation = {
+                "train": {size_class(model_size(cfg.replica_mc_model).params): {
+                    "share": training["ours"]["real_share_of_card"], "model": training["model"],
+                    "measured_on": measured_as}},
+                "score": {size_class(model_size(cfg.replica_lm_model).params): {
+                    "share": scoring["ours"]["share_of_card"], "model": scoring["model"], "measured_on": measured_as}}}
+            if scoring["generation"]["bandwidth_share"]:
+                utilisation["generate"] = {size_class(model_size(cfg.replica_lm_model).params): {
+                    "share": scoring["generation"]["bandwidth_share"], "model": scoring["model"]}}
+            from .plan import Utilisation
+
+            table = {(e, c): Utilisation(m["share"], True, "this run") for e, by in utilisation.items()
+                     for c, m in by.items()}
+            check = _plan_check(cfg, rt, folder, card, table)
+        finally:
+            if previous is None:
+                os.environ.pop("RCSTUDY_REPLICAS", None)
+            else:
+                os.environ["RCSTUDY_REPLICAS"] = previous
+    check["met"] = abs(check["measured_seconds"] / check["predicted_seconds"] - 1) <= PLAN_CHECK_TARGET
+    replicas = {"full_size": cfg.replica_full_size, "gpu": gpu_key, "card": card.source, "peak": peak,
+                "training": training, "scoring": scoring, "plan_check": check}
+    if not cfg.replica_full_size:
+        utilisation = {}  # a tiny replica's share says nothing of a full-size model: the plan reads none
+    return replicas, utilisation
+
+
 # --- results ----------------------------------------------------------------------------------
 
 def _interval(d: dict) -> str:
@@ -1106,6 +1357,37 @@ def _curve_rows(curves: dict, add) -> None:
             joined(ref, "peak_rss_mb", "{:.0f}"))
 
 
+def _replica_rows(r: dict, add) -> None:
+    """Stage h's rows: fine-tuning and scoring on replicas, their share of the GPU, and the plan check."""
+    t, sc, check = r["training"], r["scoring"], r["plan_check"]
+    size = "full-size" if r["full_size"] else "tiny"
+    name = f"h. {size} replica: fine-tuning {t['model']} ({t['steps']} steps × {t['batch_size']}, {t['max_length']} tokens)"
+    add(name, "training questions/s vs Trainer, dynamic padding + group_by_length (ratio: ours ÷ Trainer)",
+        f"{t['ours']['questions_per_s']:.2f}", f"{t['trainer_tuned']['questions_per_s']:.2f}", f"{t['speedup']:.2f}×")
+    if "trainer_tuned_compiled" in t:
+        add(name, "training questions/s vs the same Trainer under torch.compile", f"{t['ours']['questions_per_s']:.2f}",
+            f"{t['trainer_tuned_compiled']['questions_per_s']:.2f}")
+    add(name, f"share of the bf16 peak on real tokens ({r['card']}; of the measured matmul peak)",
+        f"{100 * t['ours']['real_share_of_card']:.0f}% ({100 * t['ours']['real_fraction_of_peak']:.0f}%)",
+        f"{100 * t['trainer_tuned']['real_share_of_card']:.0f}% ({100 * t['trainer_tuned']['real_fraction_of_peak']:.0f}%)")
+    name = f"h. {size} replica: scoring LogiQA options with {sc['model']} ({sc['items']} items)"
+    if "reference" in sc:
+        add(name, "seconds (ratio: harness ÷ ours)", f"{sc['ours']['seconds']:.1f}", f"{sc['reference']['seconds']:.1f}",
+            f"{sc['speedup']:.2f}×")
+    else:
+        add(name, "seconds", f"{sc['ours']['seconds']:.1f}", sc.get("reference_error", "harness not run"))
+    add(name, "tokens run (a prompt once for its options; the harness: every pair)", f"{sc['ours']['tokens']:,}",
+        f"{sc['reference']['tokens']:,}" if "reference" in sc else "")
+    add(name, "share of the bf16 peak on the tokens run", f"{100 * sc['ours']['share_of_card']:.0f}%")
+    g = sc["generation"]
+    add(name, f"generation: seconds per decoding step ({g['batch_size']} sequences), share of memory bandwidth",
+        f"{1000 * g['seconds_per_step']:.1f} ms", "" if g["bandwidth_share"] is None else f"{100 * g['bandwidth_share']:.0f}%")
+    name = f"h. plan vs measurement: the {check['chapter']} chapter's job {check['job']} ({check['model']})"
+    add(name, "seconds: measured vs the plan's prediction (ratio: measured ÷ plan)", f"{check['measured_seconds']:.1f}",
+        f"{check['predicted_seconds']:.1f}", f"{check['measured_seconds'] / check['predicted_seconds']:.2f}×",
+        f"within ±{100 * PLAN_CHECK_TARGET:.0f}%", _yes(check["met"]))
+
+
 def summary_rows(results: dict) -> list[dict]:
     """One row per measure: stage, measure, ours, reference, ratio, target, met (all text)."""
     rows = []
@@ -1116,6 +1398,8 @@ def summary_rows(results: dict) -> list[dict]:
 
     if t := results.get("training"):
         _training_rows(t, add)
+    if r := results.get("replicas"):
+        _replica_rows(r, add)
     if s := results.get("scoring"):
         name = f"b. zero-shot scoring, {s['model']} (LogiQA test, {s['items']} items; harness task logiqa)"
         add(name, "seconds (ratio: reference ÷ ours)", f"{s['ours']['seconds']:.1f}",
@@ -1227,6 +1511,15 @@ def headline(results: dict) -> str:
                      f"times as fast as its "
                      f"`record` task on {s['record']['items']} ReCoRD queries, with the same prediction on "
                      f"{s['record']['identical_predictions']}")
+    if r := results.get("replicas"):
+        check = r["plan_check"]
+        parts.append(f"on {'full-size' if r['full_size'] else 'tiny'} replicas, our trainer reached "
+                     f"{100 * r['training']['ours']['real_share_of_card']:.0f}% of the bf16 peak with "
+                     f"{md_text(r['training']['model'])}, our scorer {100 * r['scoring']['ours']['share_of_card']:.0f}% "
+                     f"with {md_text(r['scoring']['model'])}, and the {md_text(check['chapter'])} chapter's job "
+                     f"{md_text(check['job'])} took {check['measured_seconds']:.0f} s where the plan predicted "
+                     f"{check['predicted_seconds']:.0f} s ({'within' if check['met'] else 'outside'} "
+                     f"±{100 * PLAN_CHECK_TARGET:.0f}%)")
     if not parts:
         return f"The {md_text(results['hardware']['device'])} run has no training or scoring stage."
     return f"On the {_where(results)} run, " + "; ".join(parts) + "." + code_note(results)
@@ -1312,6 +1605,11 @@ STAGE_SETTINGS = {
     "precision": (*_TRAINING, "peak_size", "peak_reps", "lm_model", "precision_lm_items", "lm_batch_size"),
     "curves": (*_TRAINING, "lm_model", "lm_batch_size", "curve_sizes", "curve_lengths", "curve_length_questions"),
     "book": ("book_profile", "book_cold", "book_edited"),
+    "replicas": ("peak_size", "peak_reps", "eval_batch_size", "lm_batch_size", "seed", "lr", "replica_full_size",
+                 "replica_mc_model", "replica_train_steps", "replica_batch_size", "replica_max_length",
+                 "trainer_compile", "replica_lm_model", "replica_lm_items", "replica_harness",
+                 "replica_generate_prompts", "replica_generate_tokens", "replica_generate_batch",
+                 "plan_check_chapter", "plan_check_questions"),
 }
 
 
@@ -1345,9 +1643,17 @@ def merge_stages(results: dict, previous: dict | None) -> dict:
     return {**merged, "stages": stages, "measured": {s: {**kept, **measured}[s] for s in stages}}
 
 
+#: Presets whose records have a file of their own beside the device's (``<device>-check.json``), so
+#: that they neither replace nor are merged with the full benchmark's record.
+OWN_FILE_PRESETS = {"gpu-check": "check"}
+
+
 def results_path(results: dict, out_dir: Path) -> Path:
-    """``<out>/<device>.json``: one file per device type (cpu, cuda)."""
-    return Path(out_dir) / f"{results['hardware']['device'].split(':')[0]}.json"
+    """``<out>/<device>.json``: one file per device type (cpu, cuda); ``<device>-check.json`` for the
+    gpu-check preset's replica measurements."""
+    suffix = OWN_FILE_PRESETS.get(results.get("preset", ""))
+    device = results["hardware"]["device"].split(":")[0]
+    return Path(out_dir) / (f"{device}-{suffix}.json" if suffix else f"{device}.json")
 
 
 def write_results(results: dict, out_dir: Path) -> tuple[Path, Path]:
@@ -1373,6 +1679,8 @@ def _run_stage(stage: str, cfg: BenchConfig, rt) -> dict:
         return dict(zip(STAGE_KEYS["train"], stage_train(cfg, rt)))
     if stage == "book":
         return {"book": stage_book(cfg)}
+    if stage == "replicas":
+        return dict(zip(STAGE_KEYS["replicas"], stage_replicas(cfg, rt)))
     run_stage = {"quality": stage_quality, "score": stage_score, "curves": stage_curves,
                  "precision": stage_precision}[stage]
     return {STAGE_KEYS[stage][0]: run_stage(cfg, rt)}

@@ -9,15 +9,16 @@ from dataclasses import dataclass, fields, make_dataclass, replace
 
 from .config import param
 
-STAGES = ("train", "quality", "score", "curves", "precision", "book")
+STAGES = ("train", "quality", "score", "curves", "precision", "replicas", "book")
 #: The keys of a results record that each stage writes.
 STAGE_KEYS = {"train": ("training", "flops"), "quality": ("quality",), "score": ("scoring",), "curves": ("curves",),
-              "precision": ("precision",), "book": ("book",)}
+              "precision": ("precision",), "replicas": ("replicas", "utilisation"), "book": ("book",)}
 #: What each preset runs unless ``--stages`` says otherwise. The tiny preset (the tests, the smoke
 #: book) leaves out the precision stage: it repeats the training and scoring of the others.
 DEFAULT_STAGES = {"cpu": ("train", "quality", "score", "curves", "precision"),
                   "gpu": ("train", "quality", "score", "curves", "precision"),
-                  "tiny": ("train", "quality", "score", "curves")}
+                  "tiny": ("train", "quality", "score", "curves"),
+                  "gpu-check": ("replicas",)}
 @dataclass(frozen=True)
 class BenchConfig:
     mc_model: str = "minilm-l6"
@@ -49,6 +50,21 @@ class BenchConfig:
     book_profile: str = "quick"
     book_cold: bool = False  # also measure a cold build (an hour on 2 cores) instead of reading it
     book_edited: str = "reclor"  # the chapter whose text the warm rebuild treats as edited
+    # the replicas stage: full-size random-weight replicas of the full profile's models
+    replica_full_size: bool = True  # False: the tiny replicas (the tests, on a CPU)
+    replica_mc_model: str = "roberta-large"  # fine-tuned, ours against the tuned Trainer
+    replica_train_steps: int = 20
+    replica_batch_size: int = 16
+    replica_max_length: int = 256  # the paper's
+    trainer_compile: bool = False  # also the tuned Trainer with torch.compile (compiling takes minutes)
+    replica_lm_model: str = "meta-llama/Llama-2-7b-hf"  # scores LogiQA options and generates
+    replica_lm_items: int = 64
+    replica_harness: bool = True  # lm-evaluation-harness's logiqa task on the same replica
+    replica_generate_prompts: int = 8
+    replica_generate_tokens: int = 32
+    replica_generate_batch: int = 4
+    plan_check_chapter: str = "reclor"  # one full-profile job of it, on replicas, against its plan
+    plan_check_questions: int | None = None  # its training questions (None: all of the data's)
 
 
 PRESETS = {
@@ -60,11 +76,17 @@ PRESETS = {
     "gpu": BenchConfig(train_steps=144, batch_size=32, eval_batch_size=64, quality_epochs=12, lm_items=None,
                        lm_batch_size=32, record_items=None, curve_sizes=(80, 160, 320, 640),
                        curve_length_questions=128, peak_size=8192, peak_reps=10),
+    # one GPU, the replicas stage alone: full-size replicas of roberta-large and Llama-2-7B, and one
+    # full-profile job of the ReClor chapter against its plan; about 5 minutes on one H100
+    "gpu-check": BenchConfig(eval_batch_size=64, lm_batch_size=32, peak_size=8192, peak_reps=10),
     # the tests and the smoke profile: tiny random models, a handful of items
     "tiny": BenchConfig(mc_model="tiny-bert", train_steps=2, batch_size=2, eval_batch_size=4, eval_items=4,
                         quality_questions=4, quality_holdout=2, quality_epochs=1, lm_model="tiny-llama", lm_items=3,
                         record_items=2, precision_lm_items=3, lm_batch_size=4, peak_size=128, peak_reps=2,
-                        curve_sizes=(2, 4), curve_lengths=(16, 32), curve_length_questions=2),
+                        curve_sizes=(2, 4), curve_lengths=(16, 32), curve_length_questions=2,
+                        replica_full_size=False, replica_train_steps=2, replica_batch_size=2, replica_max_length=32,
+                        replica_lm_items=3, replica_generate_prompts=2, replica_generate_tokens=3,
+                        replica_generate_batch=2, plan_check_questions=4),
 }
 
 

@@ -198,21 +198,21 @@ class Utilisation:
 
 def utilisation_table(results_dir: Path = BENCH_RESULTS) -> dict[tuple[str, str], Utilisation]:
     """The measured shares by (engine, size class): ``results["utilisation"]`` of
-    ``<results_dir>/cuda.json`` (the gpu preset's replica stages: ``{engine: {class: {"share",
-    "model", ...}}}``), and, from a record without it, the training stage's FLOP share of its model."""
-    path = Path(results_dir) / "cuda.json"
-    if not path.is_file():
-        return {}
-    results = json.loads(path.read_text())
-    gpu_name = results.get("hardware", {}).get("gpu") or "a GPU"
+    ``<results_dir>/cuda-check.json`` (the gpu-check preset's replica stage: ``{engine: {class:
+    {"share", "model", ...}}}``), and, from ``cuda.json``, the training stage's FLOP share of its model."""
     table = {}
-    for engine, by_size in (results.get("utilisation") or {}).items():
+    check = Path(results_dir) / "cuda-check.json"
+    measured = json.loads(check.read_text()) if check.is_file() else {}
+    path = Path(results_dir) / "cuda.json"
+    results = json.loads(path.read_text()) if path.is_file() else {}
+    gpu_name = measured.get("hardware", {}).get("gpu") or "a GPU"
+    for engine, by_size in (measured.get("utilisation") or {}).items():
         for size, m in by_size.items():
             if size != "small" and m.get("share"):
                 what = "memory bandwidth" if engine == "generate" else "bf16 peak"
                 table[(engine, size)] = Utilisation(float(m["share"]), True,
                                                     f"measured {float(m['share']):.0%} of {what} with {m.get('model', 'a replica')} "
-                                                    f"on {gpu_name} (cuda.json)")
+                                                    f"on {gpu_name} (cuda-check.json)")
     share = results.get("flops", {}).get("ours", {}).get("fraction_of_peak")
     model = results.get("config", {}).get("mc_model")
     size = model_size(model) if model else None
