@@ -1704,7 +1704,7 @@ def run(cfg: BenchConfig, stages=None, *, preset: str = "custom", out_dir: Path 
                "config": _as_json(asdict(cfg)), "stages": [], "hardware": hardware(rt), "load": {}}
     path = results_path(results, out_dir) if out_dir is not None else None
     previous = json.loads(path.read_text()) if path is not None and path.exists() else None
-    if set(stages) - {"book"}:
+    if set(stages) - {"book", "replicas"}:  # the replicas stage warms the device with its own model
         results["warm_up_seconds"] = warm_device(cfg, rt)
     load_before = os.getloadavg()[0]
     for stage in STAGES:  # in this order, whatever the order asked for
