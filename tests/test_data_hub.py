@@ -281,7 +281,29 @@ def test_sources_are_checked_by_name():
             hub.resolve(name, "hub")
     assert hub.resolve("reclor", "metaeval/reclor@abc123").revision == "abc123"
     assert hub.describe("reclor", "folder") == "the files in $RCSTUDY_DATA/reclor (data source 'folder')"
-    assert "Hub dataset aps/super_glue at revision refs/convert/parquet" in hub.describe("record", "hub")
+    # a branch moves: the page says it is a branch, how to pin a commit, and (once read) when it was downloaded
+    assert ("Hub dataset aps/super_glue at branch refs/convert/parquet, which can move (no commit of it is recorded; "
+            "pin one as aps/super_glue@<commit>)") in hub.describe("record", "hub")
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    assert hub.describe("record", f"aps/super_glue@{commit}").endswith(f"aps/super_glue at commit {commit} "
+                                                                       f"(data source 'aps/super_glue@{commit}')")
+
+
+def test_a_branch_read_says_when_its_copy_was_downloaded(tmp_path, monkeypatch):
+    import datetime
+    import functools
+
+    parquet = tmp_path / "validation.parquet"
+    datasets.Dataset.from_dict({"x": [1, 2]}).to_parquet(str(parquet))
+    downloaded = datasets.load_dataset("parquet", data_files={"validation": str(parquet)},
+                                       cache_dir=str(tmp_path / "cache"))
+    fake_load = functools.lru_cache(maxsize=None)(lambda src: downloaded)  # cleared like the real one
+    monkeypatch.setattr(hub, "load_copy", fake_load)
+    src = hub.resolve("record", "hub")
+    assert "downloaded on" not in src.describe()  # nothing read yet: no date to give
+    hub.rows(src, "eval")
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    assert src.describe().endswith(f"; this copy was downloaded on {today}")
 
 
 # --------------------------------------------------------------------------- DatasetDict

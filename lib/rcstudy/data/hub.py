@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+from datetime import datetime, timezone
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -37,6 +39,10 @@ if TYPE_CHECKING:
     import datasets
 
 FOLDER, HUB = "folder", "hub"
+#: A revision that names a commit (40 hexadecimal digits), not a branch or a tag.
+COMMIT = re.compile(r"[0-9a-f]{40}")
+#: The sources this process has read rows of (:func:`downloaded_on` reports only on these).
+_read: set["Source"] = set()
 
 
 @dataclass(frozen=True)
@@ -60,8 +66,11 @@ class Source:
     def describe(self) -> str:
         if self.local:
             return f"a local copy in the layout of the Hub dataset {self.copy.repo} ({self.location})"
-        pin = f" at revision {self.revision}" if self.revision else ""
-        return f"the Hub dataset {self.location}{pin}"
+        if self.revision and COMMIT.fullmatch(self.revision):
+            return f"the Hub dataset {self.location} at commit {self.revision}"
+        branch = self.revision or "main"
+        return (f"the Hub dataset {self.location} at branch {branch}, which can move (no commit of it is "
+                f"recorded; pin one as {self.location}@<commit>){downloaded_on(self)}")
 
 
 def copy_of(dataset: str) -> HubCopy:
@@ -127,6 +136,18 @@ def load_copy(src: Source) -> "datasets.DatasetDict":
         ) from None
 
 
+def downloaded_on(src: Source) -> str:
+    """When the local copy of a branch was downloaded (the oldest of its Arrow files), as the end of
+    a sentence: what a page says of a copy read from a branch. Empty where nothing was read yet."""
+    if src not in _read:
+        return ""
+    times = [Path(f["filename"]).stat().st_mtime for split in load_copy(src).values() for f in split.cache_files
+             if Path(f["filename"]).is_file()]
+    if not times:
+        return ""
+    return f"; this copy was downloaded on {datetime.fromtimestamp(min(times), timezone.utc):%Y-%m-%d}"
+
+
 def rows(src: Source, split: str) -> "datasets.Dataset":
     """The copy's rows of the book's ``split`` (``train``, ``val``/``eval``, ``test``)."""
     copy = src.copy
@@ -134,6 +155,7 @@ def rows(src: Source, split: str) -> "datasets.Dataset":
         raise DatasetUnavailable(f"{src.dataset}: the Hub copy {copy.repo} has no {split} split "
                                  f"(it has {', '.join(copy.splits)}); {copy.notes}")
     found = load_copy(src)
+    _read.add(src)
     name = copy.splits[split]
     if name not in found:
         raise DatasetUnavailable(f"{src.dataset}: {src.location} has no split {name!r} (found "
