@@ -217,3 +217,31 @@ def test_lm_scores_are_the_harness_acc_and_acc_norm(isolated_cache):
     chars = np.array([[len(o) for o in it.options] for it in items], dtype=float)  # without the joining space
     np.testing.assert_allclose(out["per_char"] * chars, out["sum"])
     assert (out["sum"] < 0).all()
+
+
+def test_the_full_profiles_plan_counts_the_lm_prompt_once_per_batch_of_its_options():
+    """The zero-shot LM's job in the full profile, on one fixture question: its prompt (the
+    harness's passage, question and lettered choices; ⌈characters / 4⌉ tokens and a start token)
+    runs once for its four options (16 a batch), each option's tokens after it but its last; the
+    plan charges Qwen2.5-7B 2 FLOPs per parameter for those tokens alone."""
+    import math
+
+    from rcstudy import plan
+    from rcstudy.jobs import Tokens, option_tokens
+    from rcstudy.prompts.logiqa import lm_context
+
+    cfg = plan.chapter_config("logiqa", "full", {"lm.n_test": 1})
+    (job,) = [j for j in ex.jobs(cfg) if j.step == "lm_job"]
+    (item,) = ex.lm_items(ex.job_data(cfg.dataset), cfg.lm, cfg.sizes)[1]
+    prompt = lm_context(item)
+    hand = math.ceil(len(prompt) / 4) + 1 + sum(math.ceil(len(" " + o) / 4) - 1 for o in item.options)
+    assert job.tokens == Tokens(forward=hand)
+    every_pair = option_tokens(prompt + " " + o for o in item.options)  # what the plan counted before
+    assert every_pair > 3 * hand
+    table = plan.plan_table([job], "h100")
+    n = plan.model_size(cfg.lm.model).params
+    assert table.loc[job.name, "PFLOPs"] == pytest.approx(2 * n * hand / 1e15)
+    # two options a batch: the prompt runs twice
+    cfg2 = plan.chapter_config("logiqa", "full", {"lm.n_test": 1, "lm.batch_size": 2})
+    (job2,) = [j for j in ex.jobs(cfg2) if j.step == "lm_job"]
+    assert job2.tokens.forward - hand == math.ceil(len(prompt) / 4) + 1

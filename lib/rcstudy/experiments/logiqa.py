@@ -33,12 +33,12 @@ from ..data import logiqa as lq
 from ..data import reclor
 from ..data.records import MCItem
 from ..errors import DataFileMissing
-from ..jobs import Job, loaded_once, mc_tokens, option_tokens
+from ..jobs import Job, Tokens, causal_option_tokens, loaded_once, mc_tokens
 from ..models import mc
 from ..models.registry import ModelName, split_revision
 from ..models.sequential import finetune_stages_predict
 from ..papers.logiqa import TYPE_NAMES
-from ..prompts.logiqa import ABLATION_FIELDS, ablation_items, lm_inputs
+from ..prompts.logiqa import ABLATION_FIELDS, ablation_items, lm_context, lm_continuation
 from ..report import ChapterResults, ClaimLog, md_text, paper_vs_ours
 from ..runtime import Runtime
 from ..stats import (Interval, MeanSD, bootstrap_ci, hierarchical_ci, hierarchical_difference, hierarchical_paired,
@@ -1340,6 +1340,19 @@ def lm_job(cfg: Config, rt: Runtime) -> None:
     option_logliks(cfg.lm.model, lm_items(data, cfg.lm, cfg.sizes)[1], rt, batch_size=cfg.lm.batch_size)
 
 
+#: The context length :func:`rcstudy.models.lm.load_lm` gives the LM (or the model's own limit, if shorter).
+LM_MAX_LENGTH = 2048
+
+
+def lm_tokens(items: Sequence[MCItem], batch_size: int) -> Tokens:
+    """The tokens the zero-shot LM runs to score every option of ``items``
+    (:func:`rcstudy.baselines.option_lm.option_scores`): each item's context once per
+    ``batch_size`` of its options, whose key/value cache then serves each option
+    (:func:`rcstudy.jobs.causal_option_tokens`)."""
+    return causal_option_tokens([lm_context(it) for it in items],
+                                [[lm_continuation(o) for o in it.options] for it in items], LM_MAX_LENGTH, batch_size)
+
+
 def jobs(cfg: Config) -> list[Job]:
     """Every training and scoring run of :func:`run`, as jobs that fill the cache entries it reads:
     the readers, each encoder and ablation per seed, the transfer rows per seed (source → LogiQA
@@ -1381,5 +1394,5 @@ def jobs(cfg: Config) -> list[Job]:
                            after=(source_only,) if row else ()))
     _, items = lm_items(data, cfg.lm, cfg.sizes)
     out.append(Job(P, "score", f"zero-shot {split_revision(cfg.lm.model)[0]}", cfg.lm.model, "CQ+A", items=len(items),
-                   score_tokens=option_tokens(c + x for c, x in zip(*lm_inputs(items))), step="lm_job"))
+                   tokens=lm_tokens(items, cfg.lm.batch_size), step="lm_job"))
     return out
