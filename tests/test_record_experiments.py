@@ -169,3 +169,32 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     assert all(c.evidence for c in res.claims.claims)
     assert set(res.curves) and all(len(lines) for panel in res.curves.values() for lines in panel.values())
     assert (tmp_path / "exports" / "record" / "preds_lm.json").is_file()
+
+
+def test_the_full_profiles_plan_counts_the_lm_prefix_once_per_batch_of_candidates(fixture_data):
+    """The LM baseline's job in the full profile, on one fixture query: the passage and the query
+    up to its blank (⌈characters / 4⌉ tokens and a start token) run once for every batch of
+    candidates, each candidate's continuation after it but its last token; GPT-2 Large is charged
+    2 FLOPs per parameter for those tokens alone."""
+    import math
+
+    from rcstudy import plan
+    from rcstudy.jobs import Tokens, option_tokens
+    from rcstudy.prompts.record import lm_prefix_and_continuations
+
+    def lm_job(overrides):
+        cfg = plan.chapter_config("record", "full", {"sizes.lm_eval": 1, **overrides})
+        (job,) = [j for j in ex.jobs(cfg) if j.step == "lm_job"]
+        (query,) = ex.lm_queries(cfg, ex.job_queries(cfg)[1])
+        return cfg, job, lm_prefix_and_continuations(query)
+
+    cfg, job, (prefix, continuations) = lm_job({})
+    assert 2 < len(continuations) <= cfg.lm.batch_size  # one batch of 32
+    once = math.ceil(len(prefix) / 4) + 1
+    rest = sum(math.ceil(len(c) / 4) - 1 for c in continuations)
+    assert job.tokens == Tokens(forward=once + rest)
+    assert option_tokens(f"{prefix} {c}" for c in continuations) > 2 * (once + rest)  # what the plan counted before
+    n = plan.model_size(cfg.lm.model).params
+    assert plan.plan_table([job], "h100").loc[job.name, "PFLOPs"] == pytest.approx(2 * n * (once + rest) / 1e15)
+    _, job2, _ = lm_job({"lm.batch_size": 2})  # two candidates a pass: the prefix runs once per pair
+    assert job2.tokens == Tokens(forward=once * math.ceil(len(continuations) / 2) + rest)

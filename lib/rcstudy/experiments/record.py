@@ -35,7 +35,7 @@ from ..config import ChapterConfig, param, section
 from ..data import hub
 from ..data.record import BULLET, HIGHLIGHT, PLACEHOLDER, RecordData, load_record
 from ..data.records import ClozeQuery
-from ..jobs import Job, loaded_once, mc_tokens, option_tokens
+from ..jobs import Job, Tokens, causal_option_tokens, loaded_once, mc_tokens, option_tokens
 from ..metrics.record import (Scores, candidate_scores, evaluate, exact_match_score, f1_score,
                               normalize_answer)
 from ..models import mc
@@ -818,6 +818,20 @@ def window_tokens(examples: Sequence[sr.SpanExample], max_length: int, stride: i
     return total
 
 
+#: The context length :func:`rcstudy.models.lm.load_lm` gives the LM (or the model's own limit, if shorter).
+LM_MAX_LENGTH = 2048
+
+
+def lm_tokens(queries: Sequence[ClozeQuery], batch_size: int) -> Tokens:
+    """The tokens the LM baseline runs over ``queries``
+    (:func:`rcstudy.baselines.cloze_lm.lm_candidate_scores`): per query, the prefix its candidates
+    share once per ``batch_size`` of them, whose key/value cache then serves each candidate's
+    continuation (:func:`rcstudy.jobs.causal_option_tokens`)."""
+    split = [lm_prefix_and_continuations(q) for q in queries]
+    return causal_option_tokens([prefix for prefix, _ in split], [continuations for _, continuations in split],
+                                LM_MAX_LENGTH, batch_size)
+
+
 def jobs(cfg: Config) -> list[Job]:
     """Every trained reader and scoring pass of :func:`run`, as jobs that fill the cache entries it
     reads: the LM over its evaluation queries, and per seed the encoder ranker, the ASReader,
@@ -829,12 +843,8 @@ def jobs(cfg: Config) -> list[Job]:
     train_q, eval_q = job_queries(cfg)
     lm_q, span_q = lm_queries(cfg, eval_q), span_queries(cfg, eval_q)
     chapter, r = Config.chapter, cfg.ranker
-    lm_texts = []  # each candidate's continuation after the shared prefix: a sequence of its own
-    for q in lm_q:
-        prefix, continuations = lm_prefix_and_continuations(q)
-        lm_texts += [f"{prefix} {c}" for c in continuations]
     out = [Job(chapter, "score", f"LM {split_revision(cfg.lm.model)[0]}", cfg.lm.model, "passage + filled-in query",
-               items=len(lm_q), score_tokens=option_tokens(lm_texts), step="lm_job")]
+               items=len(lm_q), tokens=lm_tokens(lm_q, cfg.lm.batch_size), step="lm_job")]
     eval_items = cloze_items(eval_q, fill=True)
     train_ex = [e for e in span_examples(train_q, PLACEHOLDER_WORD) if e.gold]
     span_ex = span_examples(span_q, PLACEHOLDER_WORD)
