@@ -258,7 +258,7 @@ def test_metalogic_jobs_are_every_fine_tuning_scale_run_and_few_shot(fixture_dat
                                    "All-at-Once seed 1, 50% of train", "All-at-Once seed 1, 100% of train",
                                    "few-shot tiny-llama", "feature model"])  # seed 0 on all of train: its main run
     assert jobs["All-at-Once seed 1, 100% of train"].arguments == {"method": "once", "seed": 1, "ratio": 1.0}
-    assert jobs["few-shot tiny-llama"].kind == "generate" and jobs["Multitask seed 0"].train_tokens > 0
+    assert jobs["few-shot tiny-llama"].kind == "generate" and jobs["Multitask seed 0"].tokens.train > 0
 
 
 def chapter_misses(chapter: str, overrides: dict) -> dict[str, int]:

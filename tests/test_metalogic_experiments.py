@@ -38,3 +38,27 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch):
     assert res.claims.claims[5].holds is None  # MetGen is not trained here
     assert set(res.losses) == {"All-at-Once, seed 0", "Multitask, seed 0"}
     assert set(res.scale.system) == {"Features (logistic regression)", "All-at-Once (tiny-llama)"}
+
+
+def test_the_full_profiles_plan_counts_the_few_shot_prompt_once_and_its_decoding_steps(fixture_data):
+    """The full profile's few-shot job on two fixture passages: each prompt runs once
+    (⌈characters / 4⌉ tokens and a start token), then 256 decoding steps for the batch of both,
+    each reading every weight once; the fine-tuned T5's jobs tell its encoder's tokens from its
+    decoder's, in training and in decoding."""
+    import math
+
+    from rcstudy import plan
+    from rcstudy.jobs import Tokens
+    from rcstudy.prompts import metalogic as prompts
+
+    cfg = plan.chapter_config("metalogic", "full", {"fewshot.n": 2})
+    jobs = {j.name: j for j in ex.jobs(cfg)}
+    shots, graphs = ex.fewshot_inputs(cfg, ex.job_splits())
+    assert len(graphs) == 2 and cfg.fewshot.max_new_tokens == 256
+    hand = sum(math.ceil(len(prompts.fewshot_prompt(shots, g)) / 4) + 1 for g in graphs)
+    job = jobs[f"few-shot {cfg.fewshot.model}"]
+    assert job.tokens == Tokens(forward=hand, generated=2 * 256, decode_steps=256)
+    cost = plan.job_cost(job, plan.GPUS["h100"])
+    assert cost.generate_seconds > 0 and cost.flops == pytest.approx(2 * plan.model_size(job.model).params * (hand + 512))
+    t5 = jobs["All-at-Once seed 1"].tokens
+    assert min(t5.train, t5.train_target, t5.forward, t5.generated) > 0 and t5.forward_target == 0

@@ -21,7 +21,7 @@ from ..baselines import metalogic_rules as rules
 from ..config import ChapterConfig, param, section
 from ..data import metalogic as ml
 from ..data.metalogic import Metagraph, Prediction
-from ..jobs import Job, loaded_once, option_tokens
+from ..jobs import Job, Tokens, generation_tokens, loaded_once, seq2seq_tokens, text_tokens
 from ..metrics import metalogic as mm
 from ..baselines import metagraph as gen
 from ..models.registry import ModelName, split_revision
@@ -1008,25 +1008,40 @@ def feature_job(cfg: Config, rt: Runtime) -> None:
         gen.feature_predictions(train, error_sample(cfg, splits))
 
 
-def pair_tokens(method: str, graphs: Sequence[Metagraph], max_src_len: int, max_tgt_len: int, input_format: str) -> int:
-    """Estimated tokens of a method's (input, target) pairs for ``graphs``, each cut at its limit:
-    what training reads, and what decoding reads and writes (greedy decoding stops near the
-    target's length)."""
-    sources, targets = gen.METHOD_PAIRS[method](graphs, input_format)
-    return option_tokens(sources, max_src_len) + option_tokens(targets, max_tgt_len)
+def decoding_tokens(sources: Sequence[str], targets: Sequence[str], d: Decoding) -> Tokens:
+    """The tokens of greedy decoding ``sources`` as :func:`rcstudy.models.seq2seq.generate` does:
+    in batches of ``eval_batch_size``, shortest source first, each source cut at
+    ``infer_max_src_len`` and run once (an encoder-decoder model: through its encoder); then as
+    many decoding steps per batch as its longest output, taken as its longest target and the end
+    token (at most ``gen_max_len``: a batch decodes until every sequence in it has ended)."""
+    order = sorted(range(len(sources)), key=lambda i: text_tokens(sources[i]))
+    total = Tokens()
+    for k in range(0, len(order), d.eval_batch_size):
+        batch = order[k:k + d.eval_batch_size]
+        steps = min(max(text_tokens(targets[i]) + 1 for i in batch), d.gen_max_len)
+        total += generation_tokens([sources[i] for i in batch], steps, len(batch), d.infer_max_src_len)
+    return total
 
 
 def generator_tokens(cfg: Config, method: str, seed: int, train: Sequence[Metagraph], g: Generated,
-                     decoded: Sequence[Metagraph]) -> tuple[int, int]:
-    """(trained, forward-only) tokens of one fine-tuned generator: the optimiser steps' examples,
-    then the dev decodings that select its checkpoint and the decoding of ``decoded``."""
+                     decoded: Sequence[Metagraph]) -> Tokens:
+    """The tokens of one fine-tuned generator: the optimiser steps' examples, each source and
+    target forward and backward (:func:`rcstudy.jobs.seq2seq_tokens`, cut at ``max_src_len`` and
+    ``max_tgt_len``), then the dev decodings that select its checkpoint (one per evaluation) and
+    the decoding of ``decoded`` (:func:`decoding_tokens`)."""
     c, d = engine_config(cfg, seed), cfg.decoding
-    sources, _ = gen.METHOD_PAIRS[method](train)
+    sources, targets = gen.METHOD_PAIRS[method](train)
     seen = c.total_steps(len(sources)) * c.batch_size * c.grad_accum
-    per_example = pair_tokens(method, train, c.max_src_len, c.max_tgt_len, "paper") / max(1, len(sources))
-    dev = pair_tokens(method, g.dev, d.infer_max_src_len, d.gen_max_len, d.input_format) * (c.evaluations or 0)
-    return round(seen * per_example), dev + pair_tokens(method, decoded, d.infer_max_src_len, d.gen_max_len,
-                                                        d.input_format)
+    once = seq2seq_tokens(sources, [[t] for t in targets], c.max_src_len, c.max_tgt_len, train=True)
+    share = seen / max(1, len(sources))
+    trained = Tokens(train=round(once.train * share), train_target=round(once.train_target * share))
+    dev = decoding_tokens(*gen.METHOD_PAIRS[method](g.dev, d.input_format), d)
+    return sum([dev] * (c.evaluations or 0), trained) + decoding_tokens(*gen.METHOD_PAIRS[method](decoded, d.input_format), d)
+
+
+#: The context length :func:`rcstudy.models.lm.load_lm` gives the few-shot LM, and the prompts it
+#: generates from at once (:meth:`rcstudy.models.lm.CausalLM.generate`'s default).
+FEWSHOT_MAX_LENGTH, FEWSHOT_BATCH = 2048, 4
 
 
 def jobs(cfg: Config) -> list[Job]:
@@ -1042,10 +1057,9 @@ def jobs(cfg: Config) -> list[Job]:
     for m in t.methods:
         for seed in t.seeds:
             decoded = [x for graphs in generator_sets(cfg, splits, g, m, seed).values() for x in graphs]
-            trained, scored = generator_tokens(cfg, m, seed, g.train, g, decoded)
             out.append(Job(chapter, "train", f"{METHOD_NAMES[m]} seed {seed}", t.model, cfg.decoding.input_format,
                            seed, items=len(g.train), epochs=t.epochs if t.max_steps is None else 0.0,
-                           train_tokens=trained, score_tokens=scored, step="generator_job",
+                           tokens=generator_tokens(cfg, m, seed, g.train, g, decoded), step="generator_job",
                            arguments={"method": m, "seed": seed}))
     whole = gen.ids_key(g.train)
     for m in scaled_generators(cfg):
@@ -1053,18 +1067,19 @@ def jobs(cfg: Config) -> list[Job]:
             for ratio, subset in ratio_subsets(g.train, cfg.scale.ratios, seed).items():
                 if gen.ids_key(subset) == whole and seed in t.seeds:
                     continue
-                trained, scored = generator_tokens(cfg, m, seed, subset, g, g.test)
                 out.append(Job(chapter, "train", f"{METHOD_NAMES[m]} seed {seed}, {ratio:.0%} of train", t.model,
                                cfg.decoding.input_format, seed, items=len(subset),
-                               epochs=t.epochs if t.max_steps is None else 0.0, train_tokens=trained,
-                               score_tokens=scored, step="scale_job",
+                               epochs=t.epochs if t.max_steps is None else 0.0,
+                               tokens=generator_tokens(cfg, m, seed, subset, g, g.test), step="scale_job",
                                arguments={"method": m, "seed": seed, "ratio": ratio}))
     if cfg.fewshot.model:
         shots, graphs = fewshot_inputs(cfg, splits)
-        prompt_tokens = option_tokens([prompts.fewshot_prompt(shots, x) for x in graphs])
+        # every prompt decodes all max_new_tokens: the answer is cut at its first line afterwards
+        tokens = generation_tokens([prompts.fewshot_prompt(shots, x) for x in graphs], cfg.fewshot.max_new_tokens,
+                                   FEWSHOT_BATCH, FEWSHOT_MAX_LENGTH - cfg.fewshot.max_new_tokens)
         out.append(Job(chapter, "generate", f"few-shot {split_revision(cfg.fewshot.model)[0]}", cfg.fewshot.model,
                        f"{cfg.fewshot.shots} shot{'s' * (cfg.fewshot.shots != 1)}", items=len(graphs),
-                       score_tokens=prompt_tokens + cfg.fewshot.max_new_tokens * len(graphs), step="fewshot_job"))
+                       tokens=tokens, step="fewshot_job"))
     out.append(Job(chapter, "train", "feature model", "features", "passage", items=len(splits["train"]),
                    step="feature_job", note="logistic regression on the CPU"))
     return out
