@@ -197,6 +197,15 @@ def test_plan_prints_the_jobs_and_the_totals(capsys, fixture_data):
     assert "total: 10 jobs" in out and "GPU hours on a100" in out and "train, small: assumed 30% of peak" in out
 
 
+@pytest.mark.parametrize("chapter", ["reclor", "logiqa", "rule", "metalogic", "record"])
+def test_every_chapters_full_plan_runs_with_its_tokens_told_apart(chapter, capsys, fixture_data):
+    """Each chapter's full-profile plan on the fixtures: no job of an encoder-decoder model or a
+    generation falls back to totals the plan cannot split."""
+    assert cli.main(["plan", chapter, "--profile", "full", "--gpu", "h100"]) == 0
+    out = capsys.readouterr().out
+    assert "GPU hours on h100" in out and "not told apart" not in out
+
+
 def test_logiqa_jobs_are_every_run_of_the_chapter(fixture_data):
     cfg = plan.chapter_config("logiqa", "smoke")
     jobs = {j.name: j for j in plan.chapter_module("logiqa").jobs(cfg)}
@@ -227,19 +236,23 @@ def test_rule_jobs_are_every_fine_tuning_and_lm_pass(fixture_data):
               + [f"tiny-llama rationales {s}" for s in cfg.analyses.rationale_settings]
               + [f"tiny-llama context ablation {s}" for s in cfg.analyses.ablation_settings] + ["tiny-llama alignment"])
     assert sorted(jobs) == sorted(["tiny-bert seed 0", "tiny-bert text to text seed 0", *passes])
-    assert jobs["tiny-bert seed 0"].train_tokens > 0 and jobs["tiny-llama alignment"].score_tokens > 0
+    assert jobs["tiny-bert seed 0"].tokens.train > 0 and jobs["tiny-llama alignment"].tokens.forward > 0
     assert jobs["tiny-llama 0:zero_shot_cot:generate"].kind == "generate"
     # its run with the context is the setting's cache entry: it waits for it, and costs only the run without
     ablation, setting = jobs["tiny-llama context ablation 5:subq:letter"], jobs["tiny-llama 5:subq:letter"]
-    assert ablation.after == (setting.name,) and ablation.score_tokens < setting.score_tokens
-    assert all(j.step and j.train_tokens + j.score_tokens > 0 for j in jobs.values())
+    assert ablation.after == (setting.name,) and ablation.tokens.total < setting.tokens.total
+    assert all(j.step and j.tokens.total > 0 for j in jobs.values())
+    cot = jobs["tiny-llama 0:zero_shot_cot:generate"]  # each distinct prompt generates cot_max_new_tokens
+    prompts = cot.tokens.generated // cfg.lm.cot_max_new_tokens
+    assert 0 < prompts <= cot.items and cot.tokens.generated == prompts * cfg.lm.cot_max_new_tokens
+    assert cot.tokens.decode_steps == cfg.lm.cot_max_new_tokens * math.ceil(prompts / 4)  # 4 prompts a batch
 
 
 def test_rule_scores_the_shared_reclor_model_without_training_it(fixture_data):
     cfg = plan.chapter_config("rule", "quick")
     (encoder,) = [j for j in plan.chapter_module("rule").jobs(cfg) if j.step == "trained_job"]
-    assert encoder.kind == "score" and encoder.train_tokens == 0 and "ReClor chapter" in encoder.note
-    assert encoder.score_tokens > 0
+    assert encoder.kind == "score" and encoder.tokens.train == 0 and "ReClor chapter" in encoder.note
+    assert encoder.tokens.forward > 0
 
 
 def test_record_jobs_are_every_reader_per_seed_and_the_lm(fixture_data):

@@ -491,3 +491,36 @@ def test_overlap_facts_on_the_fixtures(data):
             v = facts[f"rule_overlap_{key}_{metric}"]
             assert np.isnan(v) or 0 <= v <= 100
     assert facts["rule_overlap_question_subq"] == ex.system_scores(ex.overlap_baseline(data))["SubQ"]
+
+
+def test_the_full_profiles_plan_counts_each_prompt_once_as_its_engine_runs_it(fixture_data):
+    """The full profile's LM jobs on one fixture main question (two prompts of four options each,
+    ⌈characters / 4⌉ tokens each): a causal LM scoring options runs each prompt once (and a start
+    token), then each option but its last token; Flan-T5 (an encoder-decoder model) encodes each
+    prompt once (with its end token) and decodes each option and an end token against it; letter
+    scoring runs each prompt and its answer cue once. The plan charges the model for those alone."""
+    import math
+
+    from rcstudy import plan
+    from rcstudy.jobs import Tokens
+
+    cfg = plan.chapter_config("rule", "full", {"lm.sample_mains": 1})
+    jobs = {j.name: j for j in ex.jobs(cfg)}
+    data, prompts, _ = ex.job_inputs()
+    asked = ex.setting_prompts(prompts, ex.PromptSetting.parse("0:vanilla:option"), ex.samples(cfg, data)[1],
+                               exclude_exemplar_items=cfg.lm.exclude_exemplar_items)
+    assert len(set(asked.texts)) == 2 and [len(it.options) for it in asked.items] == [4, 4]
+    prompt = sum(math.ceil(len(t) / 4) + 1 for t in asked.texts)
+    options = [" " + o for it in asked.items for o in it.options]
+    llama = jobs["meta-llama/Llama-2-7b-hf 0:vanilla:option"]
+    assert llama.tokens == Tokens(forward=prompt + sum(math.ceil(len(o) / 4) - 1 for o in options))
+    n = plan.model_size("meta-llama/Llama-2-7b-hf").params
+    assert plan.plan_table([llama], "h100").loc[llama.name, "PFLOPs"] == pytest.approx(2 * n * llama.tokens.forward / 1e15)
+    flan = jobs["google/flan-t5-xxl 0:vanilla:option"]
+    assert flan.tokens == Tokens(forward=prompt, forward_target=sum(math.ceil(len(o) / 4) + 1 for o in options),
+                                 cross=4 * prompt)
+    letter = jobs["meta-llama/Llama-2-7b-hf 0:vanilla:letter"]
+    assert letter.tokens == Tokens(forward=sum(math.ceil(len(rp.letter_prompt(t)) / 4) + 1 for t in asked.texts))
+    # UnifiedQA is trained on its source and target and scores each option through its decoder
+    uqa = jobs["allenai/unifiedqa-v2-t5-large-1363200 text to text seed 0"].tokens
+    assert min(uqa.train, uqa.train_target, uqa.forward, uqa.forward_target) > 0 and uqa.cross > uqa.forward
