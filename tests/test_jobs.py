@@ -327,3 +327,22 @@ def test_a_transfer_row_counts_only_the_stage_it_trains(fixture_data):
     own = next(j for j in jobs.values() if j.name.startswith("encoder ") and j.seed == seed)
     assert then.after == (f"transfer ReClor seed {seed}",)
     assert then.train_tokens == own.train_tokens > 0 and then.items == own.items and then.epochs == own.epochs
+
+
+def test_a_rows_full_profile_need_is_its_jobs_gpu_hours(fixture_data, no_gpu_results):
+    """A row's full-profile jobs by step and arguments: their GPU hours summed; a row with no one
+    counterpart there names its step's jobs; one trained from scratch says the plan has no hours."""
+    table = plan.plan("logiqa", "full", "h100", results_dir=no_gpu_results)
+    needs = plan.row_needs("logiqa", {"main": {"step": "encoder_job", "arguments": {"model": "roberta-base@e2da8e2f811d1448a5b465c236feacd80ffbac7b"}},
+                                      "any encoder": {"step": "encoder_job"},
+                                      "reader": {"step": "reader_job", "arguments": {"name": "sar"}},
+                                      "none": {"step": "encoder_job", "arguments": {"model": "gpt2"}}},
+                           results_dir=no_gpu_results)
+    main = [f"encoder roberta-base seed {s}" for s in (0, 1, 2)]
+    assert needs["main"] == f"{table.loc[main, 'GPU hours'].sum():.3g} GPU hours on one H100 (3 jobs: {', '.join(main)})"
+    assert needs["any encoder"].startswith(f"{table.loc[table.index.str.startswith('encoder '), 'GPU hours'].sum():.3g} "
+                                           "GPU hours on one H100 (all its encoder_job jobs, having no one counterpart "
+                                           "there: encoder roberta-base seed 0, encoder roberta-base seed 1, encoder "
+                                           "roberta-base seed 2 and 3 more)")
+    assert needs["reader"].endswith("of a model trained from scratch, whose GPU hours the plan does not estimate")
+    assert "none" not in needs

@@ -185,7 +185,16 @@ def test_paired_difference_and_direction(data):
 
 def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))
-    res = ex.run(ex.Config.load("smoke"), runtime.setup(device="cpu", threads=1), profile="smoke")
+    from rcstudy import plan
+
+    asked = []
+
+    def full_profile(rows):  # the page's: what the full profile would spend on each row at chance
+        asked.append(rows)
+        return plan.row_needs("logiqa", rows)
+
+    res = ex.run(ex.Config.load("smoke"), runtime.setup(device="cpu", threads=1), profile="smoke",
+                 full_profile=full_profile)
     assert {"logiqa_splits", "logiqa_table2", "logiqa_figure2", "logiqa_wm_grid", "logiqa_table3", "logiqa_figure3",
             "logiqa_table4", "logiqa_table5", "logiqa_table6", "logiqa_table7_logiqa", "logiqa_table7_all_keyword",
             "logiqa_consistency"} <= set(res.tables)
@@ -198,6 +207,15 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     assert set(trained.index) == set(res.losses)
     stuck = trained.index[trained["learned"] == "NO"]
     assert all(report.md_text(name) in res.facts["logiqa_loss_warnings"].data for name in stuck)  # names shown as text
+    # each row at chance names the full profile's GPU hours for its jobs: the main encoder's are the full
+    # profile's main encoder (roberta-base), in its warning and in every claim resting on it
+    assert "tiny-bert" in stuck and set(asked[0]) == set(stuck)
+    assert asked[0]["tiny-bert"] == {"step": "encoder_job", "arguments": {"model": ex.Config.load("full").encoder.model}}
+    main = report.md_text(" GPU hours on one H100 (3 jobs: encoder roberta-base seed 0, encoder roberta-base seed 1, "
+                          "encoder roberta-base seed 2) for this row.")
+    assert main in res.facts["logiqa_loss_warnings"].data
+    at_chance = [c for c in res.claims.claims if c.reason == report.NOT_LEARNED]
+    assert at_chance and all("the full profile would need" in c.evidence and "GPU hours" in c.evidence for c in at_chance)
     # the zero-shot LM under both harness accuracies, on all of Test, and the length preference
     assert res.facts["logiqa_lm_n"] == 10 and res.facts["logiqa_lm_acc"].endswith("]")
     assert 0 <= res.facts["logiqa_lm_picks_shortest"] <= 100 and 0 <= res.facts["logiqa_gold_shortest"] <= 100

@@ -23,7 +23,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from . import config
 from .chapters import experiments_module, toc_chapters
@@ -440,6 +440,36 @@ def plan_totals(chapters: Sequence[str], profile: str = "full", gpu_name: str = 
     totals.attrs.update(gpu=gpu_name.lower(), gpu_source=gpu(gpu_name).source, utilisation=share,
                         utilisation_source=how, utilisations=used)
     return totals
+
+
+def row_needs(chapter: str, selectors: Mapping[str, Mapping], profile: str = "full", gpu_name: str = "h100",
+              results_dir: Path = BENCH_RESULTS) -> dict[str, str]:
+    """What the ``profile`` would spend on each row of a chapter, as text for
+    :attr:`rcstudy.learning.LossCheck.full_profile`: ``selectors`` maps a row's name to the jobs
+    that compute it, ``{"step": <job step>, "arguments": {name: value, ...}}`` (a job matches when
+    its step is that and its arguments hold those values; arguments left out match any, so a row
+    whose counterpart is not one set of jobs names its step alone, and the text says so). The jobs
+    are enumerated on the data of this process's ``RCSTUDY_DATA``, as ``rcstudy plan`` does."""
+    jobs = chapter_jobs(chapter, profile)
+    table = plan_table(jobs, gpu_name, results_dir)
+    card = gpu_name.upper() if len(gpu_name) <= 5 else gpu_name
+    out = {}
+    for row, sel in selectors.items():
+        wanted = sel.get("arguments") or {}
+        matched = [j for j in jobs if j.step == sel["step"] and all(j.arguments.get(k) == v for k, v in wanted.items())]
+        if not matched:
+            continue
+        hours = table.loc[[j.name for j in matched], "GPU hours"]
+        names = [j.name for j in matched]
+        listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        what = (f"{len(names)} job{'s' * (len(names) != 1)}: {listed}" if wanted
+                else f"all its {sel['step']} jobs, having no one counterpart there: {listed}")
+        if hours.isna().all():
+            out[row] = f"{len(names)} jobs ({listed}) of a model trained from scratch, whose GPU hours the plan does not estimate"
+        else:
+            unknown = "; those of unknown size not counted" if hours.isna().any() else ""
+            out[row] = f"{hours.sum():.3g} GPU hours on one {card} ({what}{unknown})"
+    return out
 
 
 #: The GPU the book's appendix plans for.

@@ -16,7 +16,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, Mapping, Sequence
+from typing import Callable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -1235,9 +1235,30 @@ def judge_claims(cfg: Config, s: Systems, data: LogiQAData, acc: dict[str, Score
     return log
 
 
-def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
+def full_profile_rows(cfg: Config, s: Systems) -> dict[str, dict]:
+    """Each trained row's jobs in the full profile, as :func:`rcstudy.plan.row_needs` selects them:
+    the readers and ablations by name, the main encoder as the full profile's main encoder, an
+    extra encoder by model, the transfer rows by row; a row the full profile does not run as such
+    (a reader, an ablation or an extra model it leaves out) by its step alone."""
+    full = Config.load("full")
+
+    def rows(step: str, key: str, value, among) -> dict:
+        return {"step": step, "arguments": {key: value}} if value in among else {"step": step}
+
+    out = {READERS[n][0]: rows("reader_job", "name", n, full.readers.names) for n in cfg.readers.names}
+    out |= {x.name: rows("encoder_job", "model", x.name, full.encoder.extra_models) for x in s.extra}
+    out[s.main.name] = {"step": "encoder_job", "arguments": {"model": full.encoder.model}}
+    out |= {x.name: rows("ablation_job", "name", x.name, full.ablations) for x in s.ablations[1:]}
+    out |= {x.name: {"step": "transfer_job", "arguments": {"row": row}} for row, x in enumerate(s.transfer[1:])}
+    return out
+
+
+def run(cfg: Config, rt: Runtime, *, profile: str | None = None,
+        full_profile: Callable[[dict[str, dict]], dict[str, str]] | None = None) -> Results:
     """Everything the chapter shows, computed from ``cfg`` (the data come from ``$RCSTUDY_DATA``);
-    ``profile`` names the run in the prose."""
+    ``profile`` names the run in the prose. ``full_profile``: given :func:`full_profile_rows` of
+    the rows that did not learn, what the full profile would spend on each (the page passes
+    :func:`rcstudy.plan.row_needs`), said in their warnings and in the claims resting on them."""
     data = load_data(cfg.dataset)
     diag = split_diagnostics(data)
     tables = {"logiqa_splits": diag.round(1)}
@@ -1259,6 +1280,10 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None) -> Results:
 
     s, missing = systems(cfg, data, rt)
     checks = s.loss_checks(data)
+    stuck = {c.name for c in checks.values() if not c.learned}
+    if full_profile and stuck:
+        checks = learning.with_full_profile(checks, full_profile(
+            {row: sel for row, sel in full_profile_rows(cfg, s).items() if row in stuck}))
     tables["logiqa_trained"] = learning.table(list(checks.values()))
     facts["logiqa_loss_warnings"] = Markdown(md_text(learning.warnings_text(list(checks.values()))))
     acc = {x.name: score(x, data, "en-test") for x in s.table3}
