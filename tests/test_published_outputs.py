@@ -8,6 +8,7 @@ in the environment, and it reads the published ``.ipynb`` itself, not the render
 """
 
 import json
+import os
 
 import pytest
 
@@ -71,3 +72,23 @@ def test_a_published_notebook_holds_no_stderr_and_progress_reaches_the_terminal(
     assert "long demo work" not in text and "IProgress" not in text and "descriptor 2" not in text
     assert "long demo work" in terminal and "descriptor 2" in terminal  # shown to whoever runs it
     assert "without encryption" not in terminal
+
+
+def test_kernels_started_at_once_keep_their_own_sockets(tmp_path, chapter_folder):
+    """Two runs started together from one working directory (on two book roots) each talk to their
+    own kernel, and no socket is left in the working directory."""
+    import subprocess
+    import sys
+
+    folder = chapter_folder("teaching", CHAPTER, "profile: smoke\n")  # a page of the book's table of contents
+    env = {**os.environ, "RCSTUDY_CHAPTERS": str(folder), "RCSTUDY_CACHE": str(tmp_path / "cache")}
+    env.pop("PYTEST_CURRENT_TEST", None)
+    procs = [subprocess.Popen([sys.executable, "-m", "rcstudy", "run", "teaching", "--profile", "smoke", "--root",
+                               str(tmp_path / f"root{i}")], cwd=run.PROJECT_ROOT, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for i in (1, 2)]
+    for proc in procs:
+        out, _ = proc.communicate(timeout=600)
+        assert proc.returncode == 0, out[-2000:]
+    for i in (1, 2):
+        assert "the cell's result" in json.dumps(outputs(tmp_path / f"root{i}" / "book" / "teaching.ipynb"))
+    assert not list(run.PROJECT_ROOT.glob("kernel-ipc*"))

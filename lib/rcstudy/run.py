@@ -26,6 +26,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -271,10 +272,10 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
         p.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     try:
-        with TreeMemory() as memory:
+        with TreeMemory() as memory, tempfile.TemporaryDirectory(prefix="rcstudy-kernel-") as sockets:
             in_worker_thread(lambda: papermill.execute_notebook(
                 nb, str(staging), parameters=params, kernel_name="python3", cwd=str(PROJECT_ROOT),
-                progress_bar=progress, report_mode=False, **kernel_options(),
+                progress_bar=progress, report_mode=False, **kernel_options(Path(sockets)),
             ))
     except PapermillExecutionError as e:
         shutil.move(staging, failed)

@@ -114,8 +114,11 @@ def exports_dir() -> Path:
     return _path_from_env("RCSTUDY_EXPORTS", book_root() / "book" / "exports")
 
 
-def kernel_options() -> dict:
-    """How the runner starts a chapter's kernel (keyword arguments of ``papermill.execute_notebook``).
+def kernel_options(sockets: Path) -> dict:
+    """How the runner starts a chapter's kernel (keyword arguments of ``papermill.execute_notebook``),
+    its sockets in the folder ``sockets`` (one of its own for each kernel: jupyter_client numbers
+    IPC sockets from 1 under a fixed name, so kernels started at once in one folder would take
+    each other's; its default folder is the working directory).
 
     * Its own file descriptors are left alone (``capture_fd_output=False``): what the library writes
       to ``sys.__stderr__`` — the progress bars (:data:`PROGRESS_ENV` ``terminal``) — reaches the
@@ -129,6 +132,7 @@ def kernel_options() -> dict:
 
     config = Config()
     config.KernelManager.transport = "ipc"
+    config.KernelManager.ip = str(Path(sockets) / "kernel")
     return {
         "extra_arguments": [
             "--IPKernelApp.capture_fd_output=False",
