@@ -275,7 +275,8 @@ def execute_chapter(chapter: str, profile: str, overrides: dict | None = None, *
         with TreeMemory() as memory, tempfile.TemporaryDirectory(prefix="rcstudy-kernel-") as sockets:
             in_worker_thread(lambda: papermill.execute_notebook(
                 nb, str(staging), parameters=params, kernel_name="python3", cwd=str(PROJECT_ROOT),
-                progress_bar=progress, report_mode=False, **kernel_options(Path(sockets)),
+                progress_bar={"file": progress_stream} if progress else False, report_mode=False,
+                **kernel_options(Path(sockets)),
             ))
     except PapermillExecutionError as e:
         shutil.move(staging, failed)
@@ -443,6 +444,26 @@ def book_lock(root: Path):
         os.ftruncate(fd, 0)
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+class _ProgressStream:
+    """Standard error for the chapters' progress bars, silenced once a run is stopped: the thread that
+    executes a chapter may close its bar after the runner has printed its last line."""
+
+    muted = False
+
+    def write(self, text: str) -> int:
+        return len(text) if self.muted else sys.stderr.write(text)
+
+    def flush(self) -> None:
+        if not self.muted:
+            sys.stderr.flush()
+
+    def __getattr__(self, name):  # encoding, isatty, fileno: the terminal's
+        return getattr(sys.stderr, name)
+
+
+progress_stream = _ProgressStream()
 
 
 class Stopped(BaseException):
@@ -659,6 +680,7 @@ def stop_run(stop: Stopped, stage: Path | None):
             if not trash.exists():
                 break
             time.sleep(0.2)
+    progress_stream.muted = True
     what = "interrupted" if stop.signum == signal.SIGINT else "terminated"
     # on a line of its own: a progress bar may have left the cursor after it
     print(f"\n✗ {what} ({stop}): the kernel was stopped and nothing was published", file=sys.stderr, flush=True)
