@@ -346,3 +346,23 @@ def test_a_rows_full_profile_need_is_its_jobs_gpu_hours(fixture_data, no_gpu_res
                                            "roberta-base seed 2 and 3 more)")
     assert needs["reader"].endswith("of a model trained from scratch, whose GPU hours the plan does not estimate")
     assert "none" not in needs
+
+
+def test_a_chapter_executes_its_jobs_and_finds_each_output_by_step_and_arguments():
+    import types
+
+    from rcstudy.jobs import Job, execute
+
+    calls = []
+    module = types.SimpleNamespace(train=lambda cfg, rt, seed: calls.append(seed) or f"model {seed} of {cfg}",
+                                   score=lambda cfg, rt: "scores")
+    listed = [Job("toy", "train", "seed 1", "m", step="train", arguments={"seed": 1}),
+              Job("toy", "train", "seed 2", "m", step="train", arguments={"seed": 2}),
+              Job("toy", "score", "in the notebook", "m"),
+              Job("toy", "score", "scores", "m", step="score")]
+    out = execute(listed, module, "cfg", None)
+    assert calls == [1, 2]
+    assert out.of("train", seed=2) == "model 2 of cfg" and out.of("score") == "scores"
+    assert [job.name for job, _ in out.each("train")] == ["seed 1", "seed 2"]
+    with pytest.raises(KeyError, match="0 jobs with step 'train' and arguments {'seed': 3}"):
+        out.of("train", seed=3)

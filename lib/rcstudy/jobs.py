@@ -83,6 +83,34 @@ class Job:
     tokens: Tokens | None = None  # the work told apart (None: train_tokens and score_tokens alone)
 
 
+class Outputs:
+    """What each job's step returned, in the jobs' order: a chapter's ``run()`` builds its page from
+    these, asking by step and arguments (:meth:`of`) as its jobs were declared, so no second listing
+    of the work exists."""
+
+    def __init__(self, done: Sequence[tuple[Job, Any]]):
+        self.done = list(done)
+
+    def of(self, step: str, **arguments) -> Any:
+        """The output of the one job with this ``step`` and these ``arguments``."""
+        found = [value for job, value in self.done if job.step == step and job.arguments == arguments]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} jobs with step {step!r} and arguments {arguments!r} "
+                           f"(the chapter's jobs() must list each exactly once)")
+        return found[0]
+
+    def each(self, step: str) -> list[tuple[Job, Any]]:
+        """Every job with ``step`` and its output, in order."""
+        return [(job, value) for job, value in self.done if job.step == step]
+
+
+def execute(jobs: Sequence[Job], module: Any, cfg: Any, rt: Any) -> Outputs:
+    """Run every job of a chapter that has a step, in this process and in the listed order (a job
+    comes after those it reads), as ``module.<step>(cfg, rt, **arguments)``. After a Dask fan-out
+    (:mod:`rcstudy.cluster`) each step finds its result in the cache."""
+    return Outputs([(job, getattr(module, job.step)(cfg, rt, **job.arguments)) for job in jobs if job.step])
+
+
 _loaded: dict[tuple, Any] = {}
 
 
