@@ -92,6 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     chapters_cmd = sub.add_parser("chapters", help="list the chapters in book order")
     chapters_cmd.add_argument("--root", type=Path, default=None,
                         help="the book's checkout (default: the working directory or a folder above it)")
+    compare = sub.add_parser("compare", formatter_class=formatter,
+                             help="list every glued value and claim verdict that differs between two published books")
+    compare.add_argument("old", type=Path, help="a book root (its book/*.ipynb) or a folder of executed notebooks")
+    compare.add_argument("new", type=Path, help="the same, for the other book")
+    compare.add_argument("--chapter", action="append", dest="only", metavar="NAME",
+                         help="compare only this chapter (repeatable; default: every chapter either book published)")
+    compare.add_argument("--ignore", metavar="REGEX", default=None,
+                         help="glued values whose names match are not compared (e.g. 'minutes|seconds')")
     # bench's own options are declared by rcstudy.bench, which is imported only when it runs
     bench_cmd = sub.add_parser("bench", add_help=False,
                                help="time the engines against HF Trainer and lm-evaluation-harness "
@@ -110,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_parser = bench.add_arguments(argparse.ArgumentParser(prog="rcstudy bench", formatter_class=formatter,
                                                                    description=bench_cmd.description))
         return bench.run_from_args(bench_parser.parse_args(rest))
+    if args.command == "compare":
+        return show_comparison(args.old, args.new, args.only, args.ignore)
     if args.command == "chapters":
         print("\n".join(run.toc_chapters()))
         return 0
@@ -157,6 +167,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "build":
         return run.build_html(root)
     return 0
+
+
+def show_comparison(old: Path, new: Path, chapters: list[str] | None, ignore: str | None) -> int:
+    """``rcstudy compare``: 0 when the two books agree, 1 when something differs, 2 on bad input."""
+    import re
+
+    from .compare import compare_books, report
+
+    try:
+        changes = compare_books(old, new, chapters, ignore)
+    except (FileNotFoundError, re.error) as e:
+        return error(str(e))
+    print(report(changes))
+    return 0 if all(c.same for c in changes) else 1
 
 
 def is_checkout(folder: Path) -> bool:
