@@ -685,3 +685,15 @@ def by_id(specs: Sequence[ClaimSpec]) -> dict[str, ClaimSpec]:
             raise ValueError(f"claim {s.id!r} declared twice")
         out[s.id] = s
     return out
+
+
+@dataclass(frozen=True)
+class ClaimEvidence:
+    """What a chapter found for one declared claim, before it is judged: ``evidence`` (named values,
+    as the claim's rule reads them; None: the data here cannot test it), the same in words, and
+    the trained rows it rests on, by name (the chapter knows whether each of them learned)."""
+
+    id: str
+    evidence: Mapping[str, Any] | None
+    text: str
+    rests_on: tuple[str, ...] = ()
