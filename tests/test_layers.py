@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("engines", ("models", "metrics", "papers", "prompts", "claims", "bias")),
     ("baselines", ("baselines",)),
     ("experiments", ("jobs", "experiments", "report", "plots")),
-    ("book", ("pages", "chapters", "preflight", "notebook", "plan", "cluster", "run", "book", "bench", "cli",
+    ("book", ("pages", "chapters", "preflight", "notebook", "plan", "cluster", "run", "book", "bench", "compare", "cli",
               "__main__", "sphinxext")),
 ]
 
