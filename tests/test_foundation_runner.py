@@ -144,6 +144,16 @@ def test_build_reruns_only_the_chapters_whose_inputs_changed(demo_chapter, monke
     assert executed() == {"demo", "reader"}
 
 
+def test_rendering_a_book_without_its_first_page_says_so_in_one_line(tmp_path):
+    root = tmp_path / "root"
+    (root / "book").mkdir(parents=True)
+    proc = subprocess.run([sys.executable, "-m", "rcstudy", "build", "--no-run", "--root", str(root)],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"✗ the book's first page book/intro.ipynb is not published in {root.resolve()}: run `python -m rcstudy run intro` first"]
+
+
 def test_an_injected_parameter_name_is_refused_before_anything_runs(tmp_path):
     """A name is validated as a (dotted) identifier known to the chapter: text after it never reaches
     a kernel, nothing is written to the book or the cache."""

@@ -156,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     root = publish_root(args).resolve()
     run.prepare_book_root(root)
     if not (args.command == "build" and args.no_run):
+        front = in_book[0]  # a book renders from its first page: a build of some chapters runs it once too
+        if args.command == "build" and front not in chapters and not (root / "book" / f"{front}.ipynb").exists():
+            chapters = [front, *chapters]
         results = run.run_chapters(chapters, args.profile, overrides, online=args.online,
                                    refresh=args.refresh, root=root, skip_unchanged=args.command == "build",
                                    cluster=args.cluster)

@@ -768,7 +768,11 @@ def build_html(root: Path | None = None, *, strict: bool = True) -> int:
     import subprocess
 
     root = root or book_root()
-    toc = published_toc(root)
+    try:
+        toc = published_toc(root)
+    except FileNotFoundError as e:
+        print(f"✗ {e}", file=sys.stderr, flush=True)
+        return 1
     # The console script sits beside the interpreter in the environment (venv or conda).
     exe = Path(sys.executable).parent / "jupyter-book"
     cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(root), "--toc", str(toc), "--keep-going"]
