@@ -15,10 +15,11 @@ from rcstudy.data.rule import load_prompts, load_rule, question_block
 from rcstudy.experiments import rule as ex
 from rcstudy.experiments import shared
 from rcstudy.models.mc import MCConfig
-from rcstudy.models.rule_lm import parse_answer
+from rcstudy.models.rule_lm import LazyLM, parse_answer
 from rcstudy.models.seq2seq import Seq2SeqConfig
 from rcstudy.papers.rule import T5_COLUMNS
 from rcstudy.prompts import rule as rp
+from rcstudy.prompts.rule import ZERO_SHOT_COT
 
 GOOD = Path(__file__).parent / "fixtures" / "data" / "rule"
 
@@ -56,8 +57,8 @@ class FakeLM:
         return [" It follows. Therefore the answer is Option1", " no idea"][: 1] * len(prompts)
 
 
-def fake_lazy(fake: FakeLM, name: str = "fake-lm") -> ex.LazyLM:
-    lazy = ex.LazyLM(name, runtime.setup(threads=1))
+def fake_lazy(fake: FakeLM, name: str = "fake-lm") -> LazyLM:
+    lazy = LazyLM(name, runtime.setup(threads=1))
     lazy.lm = fake  # what cached_property would load
     return lazy
 
@@ -126,7 +127,7 @@ def test_prompt(prompts, data):
     assert rp.prompt(prompts, ex.PromptSetting(0), 0, item) == prompts.instruction + block
     few = rp.prompt(prompts, ex.PromptSetting(5, "subq"), 1, item)
     assert few == prompts.get(5, "subq", 1).text + " " + block
-    cot = rp.prompt(prompts, ex.PromptSetting(0, ex.ZERO_SHOT_COT, "generate"), 0, item)
+    cot = rp.prompt(prompts, ex.PromptSetting(0, ZERO_SHOT_COT, "generate"), 0, item)
     assert cot.endswith("Answer: Let's think step by step.")
     assert ex.PromptSetting.parse("1:subq:option") == ex.PromptSetting(1, "subq", "option")
     assert ex.PromptSetting.parse("1:subq:option").label == "one-shot, RULE exemplars (option LL)"
@@ -174,7 +175,7 @@ def test_option_and_generated_scoring(data, prompts, isolated_cache):
     option = ex.prompting_system(fake_lazy(FakeLM()), prompts, ex.PromptSetting(0, "vanilla", "option"), data)
     preds = {s: p for ev in option.evals for s, p in ev.sub_pred.items()}
     assert preds["train_17_sub3"] == 3 and preds["train_1_sub1"] == 0  # None wins where offered, else first
-    gen = ex.prompting_system(fake_lazy(FakeLM()), prompts, ex.PromptSetting(0, ex.ZERO_SHOT_COT, "generate"), data)
+    gen = ex.prompting_system(fake_lazy(FakeLM()), prompts, ex.PromptSetting(0, ZERO_SHOT_COT, "generate"), data)
     assert gen.info["unparsed answers"] == 0
     assert all(p == 1 for ev in gen.evals for p in ev.sub_pred.values())
 

@@ -1,0 +1,29 @@
+"""The rationale-alignment task (§5): which rationale is about a given option."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from ...data.records import MCItem
+from ...data.rule import RuleData
+from ...prompts import rule as prompt_formats
+
+
+def alignment_items(data: RuleData) -> list[MCItem]:
+    """The rationale-alignment task (§5): given the context, the main question and one of its
+    options, pick which of the four rationales is the one about that option."""
+    return [MCItem(f"{s.id}/alignment", s.context,
+                   prompt_formats.alignment_question(s.meta["main_question"], s.meta["main_option_text"]),
+                   s.options, s.label, s.meta) for s in data.subs]
+
+
+def alignment_frame(items: Sequence[MCItem], pred: Sequence[int]) -> pd.DataFrame:
+    return pd.DataFrame({"id": [it.id for it in items], "selective": [it.meta["selective"] for it in items],
+                         "right": [int(p) == it.label for it, p in zip(items, pred)]})
+
+
+def alignment_rates(frame: pd.DataFrame) -> tuple[float, float]:
+    """Alignment accuracy (fractions) when the given option is correct, and when it is incorrect."""
+    return frame.loc[frame["selective"], "right"].mean(), frame.loc[~frame["selective"], "right"].mean()

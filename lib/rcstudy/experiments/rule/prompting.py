@@ -1,0 +1,206 @@
+"""Causal LMs prompted with the released prompts (Table 2's few- and zero-shot part)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, Mapping, Sequence
+
+import pandas as pd
+
+from ... import learning
+from ...data.records import MCItem
+from ...data.rule import RuleData, RulePrompts, exemplar_keys
+from ...errors import ModelUnavailable
+from ...models.rule_lm import LazyLM, lm_predict
+from ...prompts import rule as prompt_formats
+from ...prompts.rule import ZERO_SHOT_COT
+from ...report import cell
+from ...runtime import Runtime
+from .alignment import alignment_frame, alignment_items
+from .config import Config, PromptSetting
+from .release import leaked_mains
+from .units import Evaluation, System, chance_of, mains_of, numeric, runs_by_question
+
+
+ANSWER_TOKENS = 8  # generated tokens read for an answer, unless a setting says otherwise
+
+
+PAPER_PROMPTED_ROWS = ("LLaMA 2 70B, five-shot ReClor exemplars", "Flan-UL2 20B, zero-shot",
+                       "InstructGPT, five-shot RULE exemplars", "InstructGPT (setting not stated)",
+                       "best model (not named)", "Human")
+
+
+@dataclass(frozen=True)
+class SettingPrompts:
+    """What one prompt setting asks of a sample: the units (split, prompt batch, questions), the
+    main questions left out as exemplars of their own prompt, and every question with its prompt."""
+
+    units: list[tuple[int | None, int, RuleData]]
+    excluded: int
+    items: list[MCItem]
+    texts: list[str]
+
+
+def setting_prompts(prompts: RulePrompts, setting: PromptSetting, sample: RuleData, *,
+                    exclude_exemplar_items: bool = True,
+                    rationales: Mapping[str, Sequence[str]] | None = None) -> SettingPrompts:
+    """The prompts of one setting on ``sample``: split k uses prompt batch k-1 (per the release).
+
+    With ``exclude_exemplar_items`` a main question is left out of split k (with its subquestions)
+    when it or one of its subquestions is an exemplar of that split's prompt. A sample without
+    subquestions is one unit answered with batch 0. ``rationales`` maps a question id to the
+    rationales appended to its prompt.
+    """
+    rationales = rationales or {}
+    units, excluded = [], 0
+    splits = sample.splits or [None]
+    for k in splits:
+        unit = sample.split(k) if k is not None else sample
+        batch = (k - 1) if k is not None else 0
+        if setting.shots > 0 and setting.family != ZERO_SHOT_COT and exclude_exemplar_items:
+            leaks = leaked_mains(unit, exemplar_keys(prompts.get(setting.shots, setting.family, batch)))
+            if leaks:
+                excluded += len(leaks)
+                unit = RuleData(tuple(m for m in unit.mains if m.id not in leaks),
+                                tuple(s for s in unit.subs if s.meta["main_id"] not in leaks))
+        if unit.mains:
+            units.append((k, batch, unit))
+    items = [(batch, it) for _, batch, unit in units for it in (*unit.mains, *unit.subs)]
+    texts = [prompt_formats.prompt(prompts, setting, batch, it, rationales.get(it.id, ())) for batch, it in items]
+    return SettingPrompts(units, excluded, [it for _, it in items], texts)
+
+
+def prompting_system(lazy: LazyLM, prompts: RulePrompts, setting: PromptSetting, sample: RuleData, *,
+                     exclude_exemplar_items: bool = True, max_new_tokens: int = ANSWER_TOKENS,
+                     rationales: Mapping[str, Sequence[str]] | None = None) -> System:
+    """Evaluate one prompt setting on ``sample`` (:func:`setting_prompts`). All prompts of the
+    setting go to the model in one cached call, so a prompt shared by two splits is asked once."""
+    asked = setting_prompts(prompts, setting, sample, exclude_exemplar_items=exclude_exemplar_items,
+                            rationales=rationales)
+    preds = lm_predict(lazy, asked.texts, [it.options for it in asked.items], setting.scoring, max_new_tokens)
+    evals, start = [], 0
+    for k, _, unit in asked.units:
+        n_main, n = len(unit.mains), len(unit.mains) + len(unit.subs)
+        chunk = preds[start:start + n]
+        start += n
+        evals.append(Evaluation(k, {m.id: p for m, p in zip(unit.mains, chunk[:n_main])},
+                                {s.id: p for s, p in zip(unit.subs, chunk[n_main:])}))
+    failures, total = sum(p < 0 for p in preds), len(preds)
+    info = {"excluded mains": asked.excluded, "unparsed answers": failures, "answers": total,
+            "none exemplar by split": {k: prompts.get(setting.shots, setting.family, k - 1).has_none_correct_exemplar
+                                       for k in sample.splits if setting.shots > 0
+                                       and setting.family != ZERO_SHOT_COT}}
+    return System(f"{lazy.name}, {setting.label}", setting.setting, evals, sample, info)
+
+
+def alignment_prompts(prompts: RulePrompts, sample: RuleData) -> tuple[list[MCItem], list[str]]:
+    """The rationale-alignment items of ``sample`` and the LM's prompt for each."""
+    items = alignment_items(sample)
+    return items, [prompt_formats.alignment_prompt(prompts, it) for it in items]
+
+
+def lm_alignment(lazy: LazyLM, prompts: RulePrompts, sample: RuleData) -> pd.DataFrame:
+    """Zero-shot rationale alignment with the LM (answer-letter probability)."""
+    items, texts = alignment_prompts(prompts, sample)
+    return alignment_frame(items, lm_predict(lazy, texts, [it.options for it in items], "letter"))
+
+
+@dataclass
+class Prompted:
+    """The prompted LMs: one system per setting, the alignment answers per model."""
+
+    systems: dict[str, System]
+    alignments: dict[str, pd.DataFrame]
+    unavailable: list[str]
+    lms: dict[str, LazyLM]
+
+
+def prompted_setting(cfg: Config, lazy: LazyLM, prompts: RulePrompts, spec: str, sample: RuleData) -> System:
+    """One prompt setting of the chapter (``shots:family:scoring``) answered by ``lazy`` on ``sample``."""
+    return prompting_system(lazy, prompts, PromptSetting.parse(spec), sample,
+                            exclude_exemplar_items=cfg.lm.exclude_exemplar_items,
+                            max_new_tokens=cfg.lm.cot_max_new_tokens)
+
+
+def prompt_models(cfg: Config, prompts: RulePrompts, sample: RuleData, rt: Runtime) -> Prompted:
+    """Every LM in every prompt setting on ``sample`` (and the alignment task); a model that cannot
+    be loaded is listed, not run."""
+    out = Prompted({}, {}, [], {})
+    for name in cfg.lm.models:
+        lazy = LazyLM(name, rt, max_length=cfg.lm.max_length)
+        try:
+            for spec in cfg.lm.settings:
+                system = prompted_setting(cfg, lazy, prompts, spec, sample)
+                out.systems[system.name] = system
+            if cfg.analyses.alignment:
+                out.alignments[name] = lm_alignment(lazy, prompts, sample)
+            out.lms[name] = lazy
+        except ModelUnavailable as e:
+            out.unavailable.append(f"{name}: {e}")
+    return out
+
+
+def prompting_info_table(systems: Mapping[str, System]) -> pd.DataFrame:
+    return pd.DataFrame({n: {"main questions left out (exemplars)": s.info["excluded mains"],
+                             "unparsed answers": f"{s.info['unparsed answers']} of {s.info['answers']}"}
+                         for n, s in systems.items()}).T
+
+
+def settings_labels(specs: Sequence[str]) -> str:
+    return "; ".join(PromptSetting.parse(s).label for s in specs)
+
+
+def best_by_subq(rows: Mapping[str, Mapping]) -> str:
+    """The row with the highest SubQ accuracy; rows without one (a sample with no subquestions)
+    rank last, and MainQ breaks ties."""
+    def rank(name: str) -> tuple[bool, float, float]:
+        sub, main = numeric(rows[name]["SubQ"]), numeric(rows[name]["MainQ"])
+        return (not math.isnan(sub), -math.inf if math.isnan(sub) else sub, -math.inf if math.isnan(main) else main)
+    return max(rows, key=rank)
+
+
+def prompting_facts(cfg: Config, prompted: Prompted, lm_rows: Mapping[str, Mapping], sample: RuleData) -> dict:
+    facts = {
+        "rule_lm_models": ", ".join(f"`{m}`" for m in cfg.lm.models),
+        "rule_lm_mains": len(sample.mains),
+        "rule_lm_subs": len(sample.subs),
+        "rule_lm_aggregation": ("mean ± sd over the five splits" if cfg.lm.aggregation == "per_split_mean"
+                                else "pooled over the splits"),
+        "rule_lm_settings": settings_labels(cfg.lm.settings),
+    }
+    if lm_rows:
+        best = best_by_subq(lm_rows)
+        r = lm_rows[best]
+        facts["rule_lm_text"] = (f"The best prompted setting on subquestions is {best}: MainQ {cell(r['MainQ'])}, "
+                                 f"SubQ {cell(r['SubQ'])} (selective {cell(r['Selective'])}, eliminative "
+                                 f"{cell(r['Eliminative'])}), consistency {cell(r['Consistency'])}.")
+    else:
+        facts["rule_lm_text"] = "No language model could be run here: " + "; ".join(prompted.unavailable)
+    return facts
+
+
+def lm_checks(prompted: Prompted, kind: Literal["main", "sub"], seed: int = 0,
+              systems: Mapping[str, System] | None = None) -> dict[str, learning.LossCheck]:
+    """Is each prompted setting above chance on the task a claim rests on: its main questions
+    (``kind="main"``) or its subquestions (clustered by main question)? (:func:`rcstudy.learning.prompted`)"""
+    out = {}
+    for name, system in (systems if systems is not None else prompted.systems).items():
+        runs = runs_by_question([system], kind)
+        if not runs.shape[1]:
+            continue
+        task = "its main questions" if kind == "main" else "its subquestions"
+        out[name] = learning.prompted(name, runs.to_numpy(float), 4, task=task, seed=seed,
+                                      chance=chance_of(system.data, runs.columns, kind),
+                                      clusters=None if kind == "main" else mains_of(system.data, runs.columns))
+    return out
+
+
+def with_and_without_context(cfg: Config, prompts: RulePrompts, sample: RuleData
+                             ) -> dict[str, tuple[RulePrompts, RuleData]]:
+    """The prompts and questions as released and, under the context ablation, without the context
+    (by the suffix of the row's name)."""
+    variants = {"": (prompts, sample)}
+    if cfg.analyses.context_ablation:
+        variants[", no context"] = (prompts.without_context(), sample.without_context())
+    return variants
