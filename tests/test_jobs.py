@@ -366,3 +366,21 @@ def test_a_chapter_executes_its_jobs_and_finds_each_output_by_step_and_arguments
     assert [job.name for job, _ in out.each("train")] == ["seed 1", "seed 2"]
     with pytest.raises(KeyError, match="0 jobs with step 'train' and arguments {'seed': 3}"):
         out.of("train", seed=3)
+
+
+def test_work_the_notebook_does_runs_in_the_chapter_and_on_no_worker(monkeypatch):
+    """A job without a step whose notebook step names its function: the chapter's execute runs it
+    and finds its output by that name; the cluster's sequential reference skips it, and the plan
+    still counts it as work in the notebook."""
+    import types
+
+    from rcstudy.jobs import execute
+
+    module = types.SimpleNamespace(scratch=lambda cfg, rt, family: f"{family} trained here")
+    local = Job("toy", "train", "fastText in the notebook", "fastText", notebook_step="scratch",
+                arguments={"family": "fastText"})
+    assert execute([local], module, "cfg", None).of("scratch", family="fastText") == "fastText trained here"
+    ran = []
+    monkeypatch.setattr(cluster, "run_job", lambda job, *args: ran.append(job.name))
+    cluster.run_jobs([local], SimpleNamespace())
+    assert ran == [] and local.step is None

@@ -61,8 +61,10 @@ class Job:
 
     ``step`` names a function of ``rcstudy.experiments.<chapter>`` called as
     ``step(cfg, rt, **arguments)``; None for work the chapter's notebook still does itself (said
-    in ``note``). ``after`` names jobs of the same chapter whose cache entries this one reads
-    (a transfer run continues its source model). Token counts are estimates (:func:`option_tokens`).
+    in ``note``), whose function ``notebook_step`` may name: :func:`execute` runs it in the
+    chapter's own process, the cluster never does. ``after`` names jobs of the same chapter whose
+    cache entries this one reads (a transfer run continues its source model). Token counts are
+    estimates (:func:`option_tokens`).
     """
 
     chapter: str
@@ -81,6 +83,12 @@ class Job:
     after: tuple[str, ...] = ()
     note: str = ""
     tokens: Tokens | None = None  # the work told apart (None: train_tokens and score_tokens alone)
+    notebook_step: str | None = None  # a job without a step: the function that does its work in the notebook
+
+    @property
+    def runs_as(self) -> str | None:
+        """The function that does this job's work: its step, or its notebook step."""
+        return self.step or self.notebook_step
 
 
 class Outputs:
@@ -93,7 +101,7 @@ class Outputs:
 
     def of(self, step: str, **arguments) -> Any:
         """The output of the one job with this ``step`` and these ``arguments``."""
-        found = [value for job, value in self.done if job.step == step and job.arguments == arguments]
+        found = [value for job, value in self.done if job.runs_as == step and job.arguments == arguments]
         if len(found) != 1:
             raise KeyError(f"{len(found)} jobs with step {step!r} and arguments {arguments!r} "
                            f"(the chapter's jobs() must list each exactly once)")
@@ -101,14 +109,14 @@ class Outputs:
 
     def each(self, step: str) -> list[tuple[Job, Any]]:
         """Every job with ``step`` and its output, in order."""
-        return [(job, value) for job, value in self.done if job.step == step]
+        return [(job, value) for job, value in self.done if job.runs_as == step]
 
 
 def execute(jobs: Sequence[Job], module: Any, cfg: Any, rt: Any) -> Outputs:
-    """Run every job of a chapter that has a step, in this process and in the listed order (a job
-    comes after those it reads), as ``module.<step>(cfg, rt, **arguments)``. After a Dask fan-out
-    (:mod:`rcstudy.cluster`) each step finds its result in the cache."""
-    return Outputs([(job, getattr(module, job.step)(cfg, rt, **job.arguments)) for job in jobs if job.step])
+    """Run every job of a chapter that has a step (or a notebook step), in this process and in the
+    listed order (a job comes after those it reads), as ``module.<step>(cfg, rt, **arguments)``.
+    After a Dask fan-out (:mod:`rcstudy.cluster`) each step finds its result in the cache."""
+    return Outputs([(job, getattr(module, job.runs_as)(cfg, rt, **job.arguments)) for job in jobs if job.runs_as])
 
 
 _loaded: dict[tuple, Any] = {}
