@@ -127,30 +127,42 @@ def test_lexical_systems_cover_every_split(data):
 
 
 def test_tiny_encoder_pipeline(data, isolated_cache, monkeypatch, tmp_path):
+    """Each trained row from its runs (what its jobs' steps return), one per seed."""
     rt = runtime.setup(device="cpu", threads=1)
     encoder = ex.Encoder(model="tiny-bert", seeds=(0,), n_train=None, max_length=48, lr=1e-3, batch_size=4)
     sizes = ex.Sizes(n_dev=4, n_test_sub=6)
-    main = ex.plm_system(data, encoder, sizes, rt)
+
+    def encoder_runs():
+        return [ex.encoder_run(data, encoder, sizes, s, rt) for s in encoder.seeds]
+
+    main = ex.plm_system(data, encoder, sizes, encoder_runs())
     assert main.evaluated("en-test").all() and main.evaluated("en-eval").sum() == 4
-    again = ex.plm_system(data, encoder, sizes, rt)  # from the cache
+    again = ex.plm_system(data, encoder, sizes, encoder_runs())  # from the cache
     np.testing.assert_array_equal(main.preds["en-test"], again.preds["en-test"])
-    abl = ex.ablation_systems(data, encoder, sizes, main, ["no question", "options only"], rt)
+    abl = ex.ablation_systems(data, sizes, main, {a: [ex.ablation_run(data, encoder, sizes, a, s, rt) for s in encoder.seeds]
+                                                  for a in ["no question", "options only"]})
     assert [s.name for s in abl] == ["full input", "no question", "options only"]
     assert all(s.evaluated("en-test").sum() == 6 for s in abl)
     source = data.splits["en-eval"]
     # the source stage trains with its own settings (here 2 questions a step), the target stage with the encoder's
     transfer_cfg = ex.Transfer(then_logiqa=True, source_lr=1e-3, source_batch_size=2)
-    transfer = ex.transfer_systems(data, encoder, transfer_cfg, sizes, main, source, "Source", rt)
+    stages = ex.transfer_row_stages(source, ex.encoder_train_items(data, encoder, sizes), transfer_cfg.then_logiqa)
+    runs = [[ex.transfer_run(data, encoder, transfer_cfg, sizes, row, s, rt) for s in encoder.seeds] for row in stages]
+    transfer = ex.transfer_systems(data, encoder, sizes, main, source, "Source", runs)
     assert len(transfer[1].extra["losses"][0]) == 4 and len(transfer[2].extra["losses"][0]) == 3  # 8/2, 12/4 steps
     assert [s.name for s in transfer] == ["tiny-bert_LogiQA", "tiny-bert_Source", "tiny-bert_Source → LogiQA"]
     assert transfer[2].trained_on == "8 Source, then 12 LogiQA"
     assert all(s.evaluated("en-test").sum() == 6 and s.evaluated("en-eval").sum() == 4 for s in transfer)
     sub = transfer[0].evaluated("en-test")  # the LogiQA-only row is the main model on the subsample
     np.testing.assert_array_equal(transfer[0].preds["en-test"][:, sub], main.preds["en-test"][:, sub])
-    lm = ex.lm_system(data, ex.LM(model="tiny-llama", batch_size=4), sizes, rt)
+
+    def lm_system(lm):
+        return ex.lm_system(data, lm, sizes, ex.lm_run(data, lm, sizes, rt))
+
+    lm = lm_system(ex.LM(model="tiny-llama", batch_size=4))
     assert lm.evaluated("en-test").all()  # the LM scores all of Test unless told otherwise
     assert lm.extra["acc_norm"].shape == lm.preds["en-test"].shape
-    assert ex.lm_system(data, ex.LM(model="tiny-llama", batch_size=4, n_test=6), sizes, rt).evaluated("en-test").sum() == 6
+    assert lm_system(ex.LM(model="tiny-llama", batch_size=4, n_test=6)).evaluated("en-test").sum() == 6
     monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))
     path = ex.export_predictions([main, lm], data)
     saved = json.loads(path.read_text())
@@ -204,7 +216,7 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     assert res.facts["logiqa_source_n"] == 6 and len(res.systems.transfer) == 3
     trained = res.tables["logiqa_trained"]
     assert {"tiny-bert", "no paragraph", "no question", "options only", "tiny-bert_ReClor"} <= set(trained.index)
-    assert set(trained.index) == set(res.losses)
+    assert set(trained.index) == set(res.learning.losses)
     stuck = trained.index[trained["learned"] == "NO"]
     assert all(report.md_text(name) in res.facts["logiqa_loss_warnings"].data for name in stuck)  # names shown as text
     # each row at chance names the full profile's GPU hours for its jobs: the main encoder's are the full
