@@ -447,22 +447,23 @@ def row_needs(chapter: str, selectors: Mapping[str, Mapping], profile: str = "fu
     """What the ``profile`` would spend on each row of a chapter, as text for
     :attr:`rcstudy.learning.LossCheck.full_profile`: ``selectors`` maps a row's name to the jobs
     that compute it, ``{"step": <job step>, "arguments": {name: value, ...}}`` (a job matches when
-    its step is that and its arguments hold those values; arguments left out match any, so a row
-    whose counterpart is not one set of jobs names its step alone, and the text says so). The jobs
-    are enumerated on the data of this process's ``RCSTUDY_DATA``, as ``rcstudy plan`` does."""
+    its step, or its notebook step, is that and its arguments hold those values; arguments left
+    out match any, so a row whose counterpart is not one set of jobs names its step alone, and the
+    text says so; a row that averages every job of its step, one per seed, says ``"every": True``).
+    The jobs are enumerated on the data of this process's ``RCSTUDY_DATA``, as ``rcstudy plan`` does."""
     jobs = chapter_jobs(chapter, profile)
     table = plan_table(jobs, gpu_name, results_dir)
     card = gpu_name.upper() if len(gpu_name) <= 5 else gpu_name
     out = {}
     for row, sel in selectors.items():
         wanted = sel.get("arguments") or {}
-        matched = [j for j in jobs if j.step == sel["step"] and all(j.arguments.get(k) == v for k, v in wanted.items())]
+        matched = [j for j in jobs if j.runs_as == sel["step"] and all(j.arguments.get(k) == v for k, v in wanted.items())]
         if not matched:
             continue
         hours = table.loc[[j.name for j in matched], "GPU hours"]
         names = [j.name for j in matched]
         listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        what = (f"{len(names)} job{'s' * (len(names) != 1)}: {listed}" if wanted
+        what = (f"{len(names)} job{'s' * (len(names) != 1)}: {listed}" if wanted or sel.get("every")
                 else f"all its {sel['step']} jobs, having no one counterpart there: {listed}")
         if hours.isna().all():
             out[row] = f"{len(names)} jobs ({listed}) of a model trained from scratch, whose GPU hours the plan does not estimate"
