@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib
 import pandas as pd
 import pytest
 
 from rcstudy import runtime
+from rcstudy.baselines import metalogic_rules as rules
 from rcstudy.config import ConfigError
+from rcstudy.data import metalogic as ml
 from rcstudy.experiments import metalogic as ex
+from rcstudy.experiments.metalogic import plots as figures
 
 DATA = Path(__file__).parent / "fixtures" / "data"
 
@@ -36,8 +40,8 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch):
         "certainty-hard", "nodes-high-steps-low", "formula-around-60", "rebut-easier", "scale-fast-then-flat",
         "metgen-best", "errors-variables", "errors-contingent"]
     assert res.claims.claims[5].holds is None  # MetGen is not trained here
-    assert set(res.losses) == {"All-at-Once, seed 0", "Multitask, seed 0"}
-    assert set(res.scale.system) == {"Features (logistic regression)", "All-at-Once (tiny-llama)"}
+    assert set(res.training.losses) == {"All-at-Once, seed 0", "Multitask, seed 0"}
+    assert set(res.scale.frame.system) == {"Features (logistic regression)", "All-at-Once (tiny-llama)"}
 
 
 def test_the_full_profiles_plan_counts_the_few_shot_prompt_once_and_its_decoding_steps(fixture_data):
@@ -62,3 +66,17 @@ def test_the_full_profiles_plan_counts_the_few_shot_prompt_once_and_its_decoding
     assert cost.generate_seconds > 0 and cost.flops == pytest.approx(2 * plan.model_size(job.model).params * (hand + 512))
     t5 = jobs["All-at-Once seed 1"].tokens
     assert min(t5.train, t5.train_target, t5.forward, t5.generated) > 0 and t5.forward_target == 0
+
+
+def test_drawing():
+    matplotlib.use("Agg")
+    g = next(g for s in ml.SPLITS for g in ml.load_metagraphs(DATA / "metalogic" / f"metalogic_{s}.json")
+             if g.id == "train_1300")
+    preds = {g.id: rules.trivial_prediction(g)}
+    fig = figures.pairs([g], preds, ["train_1300"], "trivial")
+    assert len(fig.axes) == 8  # the requested passage, then best, median and worst: gold beside prediction
+    steps = figures.pair_steps([g], preds, ["train_1300"])
+    assert list(steps.index) == ["requested (train_1300)", "best", "median", "worst"]
+    assert steps.at["best", "gold steps"] == g.proof.strip()
+    pos = figures.layout(g)
+    assert pos["sent1"][1] > pos["sent4"][1] > pos["sent2"][1]  # the conclusion on top

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import matplotlib
 import pytest
 import torch
 
-from rcstudy import cache, plots, runtime, serialize
+from rcstudy import cache, runtime, serialize
 from rcstudy.baselines import metalogic_rules as rules
 from rcstudy.data import metalogic as ml
 from rcstudy.experiments import metalogic as ex
@@ -212,19 +211,6 @@ def test_subsamples_nest(splits):
     subsets = ex.ratio_subsets(train, [0.5, 1.0], seed=3)
     assert set(g.id for g in subsets[0.5]) <= set(g.id for g in subsets[1.0])
     assert len(subsets[0.5]) == 3 and subsets[1.0] == train
-
-
-def test_drawing(splits):
-    matplotlib.use("Agg")
-    g = graph(splits, "train_1300")
-    preds = {g.id: rules.trivial_prediction(g)}
-    fig = plots.metalogic_pairs([g], preds, ["train_1300"], "trivial")
-    assert len(fig.axes) == 8  # the requested passage, then best, median and worst: gold beside prediction
-    steps = plots.metalogic_pair_steps([g], preds, ["train_1300"])
-    assert list(steps.index) == ["requested (train_1300)", "best", "median", "worst"]
-    assert steps.at["best", "gold steps"] == g.proof.strip()
-    pos = plots.layout(g)
-    assert pos["sent1"][1] > pos["sent4"][1] > pos["sent2"][1]  # the conclusion on top
 
 
 def test_fewshot_facts_count_steps_not_just_the_tree_slot():
