@@ -154,12 +154,16 @@ def test_config_defaults_are_the_quick_profile_and_map_onto_the_engines():
 def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     monkeypatch.setenv("RCSTUDY_DATA", str(Path(__file__).parent / "fixtures" / "data"))
     monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path / "exports"))
-    res = ex.run(ex.Config.load("smoke"), runtime.setup("cpu", threads=1))
+    # a row at chance says what the full profile would spend on it (here a stand-in for rcstudy.plan.row_needs)
+    res = ex.run(ex.Config.load("smoke"), runtime.setup("cpu", threads=1),
+                 full_profile=lambda rows: {row: "seven GPU hours" for row in rows})
     assert set(res.tables) == {"record_sources", "record_table1", "record_checks", "record_metric_cases",
                                "record_table4", "record_trained"}
     # the candidate rankers are judged on the evaluation queries against a random guess among the same candidates
     trained = res.tables["record_trained"]
     assert {"held-out accuracy", "chance", "learned"} <= set(trained.columns) and "ASReader" in trained.index
+    stuck = list(trained.index[trained["learned"] == "NO"])
+    assert res.facts["record_loss_warnings"].data.count("The full profile would need seven GPU hours") == len(stuck)
     assert len(res.table4) == 12 and set(res.table4.index) <= set(res.tables["record_table4"].index)
     for name in ("record_n_eval", "record_best_name", "record_lm_f1", "record_span_train_n", "record_gap_words",
                  "record_elmo_layers", "record_pct_trigram", "record_paper_total"):
@@ -198,3 +202,17 @@ def test_the_full_profiles_plan_counts_the_lm_prefix_once_per_batch_of_candidate
     assert plan.plan_table([job], "h100").loc[job.name, "PFLOPs"] == pytest.approx(2 * n * (once + rest) / 1e15)
     _, job2, _ = lm_job({"lm.batch_size": 2})  # two candidates a pass: the prefix runs once per pair
     assert job2.tokens == Tokens(forward=once * math.ceil(len(continuations) / 2) + rest)
+
+
+def test_a_candidate_ranker_row_needs_every_seed_of_its_full_profile_jobs(fixture_data):
+    """Each candidate ranker's row averages its seeds, so what the full profile would spend on it
+    is all of its jobs there: GPU hours for the fine-tuned ranker, none for ASReader (from scratch)."""
+    from rcstudy import plan
+
+    cfg, full = ex.Config.load("smoke"), ex.Config.load("full")
+    needs = plan.row_needs("record", ex.full_profile_rows(cfg))
+    ranker = ", ".join(f"encoder ranker seed {s}" for s in full.seeds)
+    assert needs[f"The encoder ranker ({cfg.model})"].endswith(f"GPU hours on one H100 (3 jobs: {ranker})")
+    asreader = ", ".join(f"ASReader seed {s}" for s in full.seeds)
+    assert needs["ASReader"] == (f"3 jobs ({asreader}) of a model trained from scratch, whose GPU hours the plan "
+                                 "does not estimate")
