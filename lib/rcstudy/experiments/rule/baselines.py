@@ -29,6 +29,11 @@ def length_baseline(data: RuleData, longest: bool = True) -> System:
                   [_unit(data, lambda it: int(pick([len(o.split()) for o in it.options])))], data)
 
 
+def baseline_systems(data: RuleData) -> list[System]:
+    """Table 2's baselines: always Option0 to Option3, then the longest and the shortest option."""
+    return [position_baseline(data, k) for k in range(4)] + [length_baseline(data, True), length_baseline(data, False)]
+
+
 #: Words too common to count as shared between an option and the text it is matched against.
 OVERLAP_STOPWORDS = frozenset("a an the of to and or in on at for by with as is are was were be been it its this "
                               "that these those not no which what why who from than then so if but".split())

@@ -1,4 +1,5 @@
-"""The RULE chapter's parameters (defaults: the quick profile) and the prompt settings they name."""
+"""The RULE chapter's parameters (defaults: the quick profile), and the prompt settings and fine-tuned models
+they name."""
 
 from __future__ import annotations
 
@@ -12,8 +13,6 @@ from .. import shared
 
 
 SCORINGS = ("letter", "option", "generate")
-
-
 SCORING_NAMES = {"letter": "letter prob.", "option": "option LL", "generate": "generated"}
 
 
@@ -162,3 +161,32 @@ class PromptSetting:
         """``"0:vanilla:letter"`` → ``PromptSetting(0, "vanilla", "letter")`` (the parameter-cell form)."""
         shots, family, scoring = spec.split(":")
         return cls(int(shots), family, scoring)
+
+
+@dataclass(frozen=True)
+class EncoderSetup:
+    """A model fine-tuned on ReClor: a multiple-choice encoder (``MCConfig``, all weights, as the
+    paper's DeBERTa-v3) or a text-to-text model (``Seq2SeqConfig``, UnifiedQA's format).
+
+    ``train_questions`` draws that many ReClor training questions (:func:`rcstudy.sampling.draw`,
+    the ReClor chapter's draw; None: all), and the RULE main questions among them are then dropped.
+    """
+
+    cfg: object  # rcstudy.models.mc.MCConfig or rcstudy.models.seq2seq.Seq2SeqConfig
+    train_questions: int | None = None
+    subsample_seed: int = 0
+
+    @property
+    def seed(self) -> int:
+        return self.cfg.seed
+
+
+def trained_setups(cfg: Config) -> tuple[str, dict[str, list[EncoderSetup]]]:
+    """Every model to fine-tune on ReClor, one setup per seed: the encoder's name and all setups."""
+    draw = {"train_questions": cfg.encoder.train_questions, "subsample_seed": cfg.sample_seed}
+    encoder_name = f"{cfg.encoder.model}, fine-tuned on ReClor"
+    setups = {encoder_name: [EncoderSetup(cfg.encoder.mc_config(seed), **draw) for seed in cfg.seeds]}
+    for m in cfg.seq2seq.models:
+        setups[f"{m}, fine-tuned on ReClor (text to text)"] = [
+            EncoderSetup(cfg.seq2seq.seq2seq_config(m, seed), **draw) for seed in cfg.seeds]
+    return encoder_name, setups

@@ -5,41 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from IPython.display import Markdown
-
-from ... import learning, sampling
+from ... import papers, sampling
 from ...data.records import MCItem
 from ...data.rule import RuleData
-from ...errors import ModelUnavailable
-from ...report import md_text
+from ...jobs import Outputs
+from ...metrics.rule import METRICS
+from ...report import cell, paper_vs_ours
 from ...runtime import Runtime
+from ...stats import Interval, hierarchical_ci
 from .. import shared
 from .alignment import alignment_frame, alignment_items
-from .config import Config
-from .units import Evaluation, System, alignment_sample, chance_of, runs_by_question
+from .baselines import baseline_systems
+from .config import Config, EncoderSetup, trained_setups
+from .none_option import none_table
+from .results import Section
+from .units import (NO_CONTEXT, Evaluation, System, Trained, Unavailable, alignment_sample, chance_row, chance_subq,
+                    mains_of, results_table, runs_by_question, seed_average, system_scores)
 
-
-#: Table 2's rows of the fine-tuned part and of the prompted part (paper's rows, then ours).
+#: Table 2's rows of the fine-tuned part (paper's rows, then ours).
 PAPER_TRAINED_ROWS = ("Chance", "DeBERTa-v3 large, fine-tuned", "UnifiedQA-v2 base, fine-tuned",
                       "UnifiedQA-v2 large, fine-tuned", "UnifiedQA-v2 3B, fine-tuned", "Human")
-
-
-@dataclass(frozen=True)
-class EncoderSetup:
-    """A model fine-tuned on ReClor: a multiple-choice encoder (``MCConfig``, all weights, as the
-    paper's DeBERTa-v3) or a text-to-text model (``Seq2SeqConfig``, UnifiedQA's format).
-
-    ``train_questions`` draws that many ReClor training questions (:func:`rcstudy.sampling.draw`,
-    the ReClor chapter's draw; None: all), and the RULE main questions among them are then dropped.
-    """
-
-    cfg: object  # rcstudy.models.mc.MCConfig or rcstudy.models.seq2seq.Seq2SeqConfig
-    train_questions: int | None = None
-    subsample_seed: int = 0
-
-    @property
-    def seed(self) -> int:
-        return self.cfg.seed
 
 
 def training_questions(setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all: RuleData) -> list[MCItem]:
@@ -54,6 +39,15 @@ def encoder_eval_sets(sample: RuleData, alignment: RuleData | None = None) -> di
     sets = {"main": list(sample.mains), "sub": list(sample.subs)}
     if alignment is not None:
         sets["alignment"] = alignment_items(alignment)
+    return sets
+
+
+def scored_sets(cfg: Config, encoder: bool, enc_sample: RuleData, lm_sample: RuleData) -> dict[str, list[MCItem]]:
+    """Everything the chapter asks of one fine-tuned model, in one call: its rows (the encoder also
+    the alignment items) and, under the context ablation, the same questions without the context."""
+    sets = encoder_eval_sets(enc_sample, alignment_sample(cfg, lm_sample) if encoder else None)
+    if cfg.analyses.context_ablation:
+        sets |= {f"{k}{NO_CONTEXT}": v for k, v in encoder_eval_sets(enc_sample.without_context()).items()}
     return sets
 
 
@@ -73,90 +67,88 @@ def encoder_logits(setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all
     return {**out, "train questions": len(train)}
 
 
-def encoder_system(name: str, setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all: RuleData,
-                   sample: RuleData, rt: Runtime, alignment: RuleData | None = None) -> System:
-    """Evaluate the ReClor-trained encoder on ``sample`` (and the alignment task on ``alignment``)."""
-    logits = encoder_logits(setup, reclor_train, rule_all, encoder_eval_sets(sample, alignment), rt)
-    main_pred = logits["main"].argmax(1)
-    sub_pred = logits["sub"].argmax(1)
-    ev = Evaluation(None, {m.id: int(p) for m, p in zip(sample.mains, main_pred)},
-                    {s.id: int(p) for s, p in zip(sample.subs, sub_pred)})
-    info = {"seed": setup.seed, "train questions": logits["train questions"], "losses": logits["losses"]}
+def logits_system(name: str, seed: int, logits: Mapping, sample: RuleData, alignment: RuleData | None = None,
+                  suffix: str = "") -> System:
+    """A fine-tuned model's answers on ``sample`` from its logits (:func:`encoder_logits`) on the sets
+    ``main`` and ``sub`` (``suffix``: those sets without the context), and on the alignment items
+    of ``alignment``."""
+    ev = Evaluation(None, {m.id: int(p) for m, p in zip(sample.mains, logits[f"main{suffix}"].argmax(1))},
+                    {s.id: int(p) for s, p in zip(sample.subs, logits[f"sub{suffix}"].argmax(1))})
+    info = {"seed": seed, "train questions": logits["train questions"], "losses": logits["losses"]}
     if alignment is not None:
         info["alignment"] = alignment_frame(alignment_items(alignment), logits["alignment"].argmax(1))
     return System(name, "ReClor-trained", [ev], sample, info)
 
 
-@dataclass
-class Trained:
-    """The models fine-tuned on ReClor: one system per seed, by model name."""
-
-    encoder_name: str
-    setups: dict[str, list[EncoderSetup]]  # every configured model, run or not
-    runs: dict[str, list[System]]  # the models that ran (the encoder first)
-    unavailable: list[str]
-
-    @property
-    def encoder_runs(self) -> list[System]:
-        return self.runs.get(self.encoder_name, [])
-
-    @property
-    def seq2seq_runs(self) -> dict[str, list[System]]:
-        return {n: r for n, r in self.runs.items() if n != self.encoder_name}
+def encoder_system(name: str, setup: EncoderSetup, reclor_train: Sequence[MCItem], rule_all: RuleData,
+                   sample: RuleData, rt: Runtime, alignment: RuleData | None = None) -> System:
+    """Fine-tune (or read) one model and evaluate it on ``sample`` (and the alignment task on ``alignment``)."""
+    logits = encoder_logits(setup, reclor_train, rule_all, encoder_eval_sets(sample, alignment), rt)
+    return logits_system(name, setup.seed, logits, sample, alignment)
 
 
-def trained_setups(cfg: Config) -> tuple[str, dict[str, list[EncoderSetup]]]:
-    """Every model to fine-tune on ReClor, one setup per seed: the encoder's name and all setups."""
-    draw = {"train_questions": cfg.encoder.train_questions, "subsample_seed": cfg.sample_seed}
-    encoder_name = f"{cfg.encoder.model}, fine-tuned on ReClor"
-    setups = {encoder_name: [EncoderSetup(cfg.encoder.mc_config(seed), **draw) for seed in cfg.seeds]}
-    for m in cfg.seq2seq.models:
-        setups[f"{m}, fine-tuned on ReClor (text to text)"] = [
-            EncoderSetup(cfg.seq2seq.seq2seq_config(m, seed), **draw) for seed in cfg.seeds]
-    return encoder_name, setups
-
-
-def train_models(cfg: Config, reclor_train: Sequence[MCItem] | None, data: RuleData, sample: RuleData,
-                 alignment: RuleData | None, rt: Runtime) -> Trained:
-    """Fine-tune every configured model on ReClor (per seed) and score it on ``sample``; the
-    encoder also answers the alignment items of ``alignment``. Nothing runs without ReClor train."""
+def trained_systems(cfg: Config, outputs: Outputs, sample: RuleData, alignment: RuleData | None = None,
+                    suffix: str = "") -> Trained:
+    """Every fine-tuned model whose jobs (``trained_job``) ran, one system per seed on ``sample``
+    (``suffix``: without the context), the encoder also on the alignment items of ``alignment``; and
+    the models that could not be loaded. No job runs without ReClor train."""
     encoder_name, setups = trained_setups(cfg)
-    trained = Trained(encoder_name, setups, {}, [])
-    if reclor_train is None:
-        return trained
-    trained.runs[encoder_name] = [encoder_system(encoder_name, s, reclor_train, data, sample, rt, alignment=alignment)
-                                  for s in setups[encoder_name]]
-    for name, model_setups in setups.items():
-        if name == encoder_name:
-            continue
-        try:
-            trained.runs[name] = [encoder_system(name, s, reclor_train, data, sample, rt) for s in model_setups]
-        except ModelUnavailable as e:
-            trained.unavailable.append(str(e))
-    return trained
+    by_name: dict[str, list[tuple[int, dict | Unavailable]]] = {}
+    for job, out in outputs.each("trained_job"):
+        by_name.setdefault(job.arguments["name"], []).append((job.arguments["seed"], out))
+    failed = {name: next(o.reason for _, o in outs if isinstance(o, Unavailable)) for name, outs in by_name.items()
+              if any(isinstance(o, Unavailable) for _, o in outs)}
+    runs = {name + suffix: [logits_system(name + suffix, seed, out, sample,
+                                          alignment if name == encoder_name else None, suffix) for seed, out in outs]
+            for name, outs in by_name.items() if name not in failed}
+    return Trained(encoder_name, setups, runs, list(failed.values()))
+
+
+def subq_intervals(trained: Trained, seed: int) -> dict[str, Interval]:
+    """Per fine-tuned model: SubQ accuracy with a bootstrap interval that resamples seeds, then main
+    questions (a main question's subquestions are drawn together: they share its passage)."""
+    out = {}
+    for name, runs in trained.runs.items():
+        sub = runs_by_question(runs, "sub")
+        out[name] = hierarchical_ci(sub.to_numpy(float), clusters=mains_of(runs[0].data, sub.columns), seed=seed)
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class FineTuned(Section):
+    """Table 2's fine-tuned part: chance, the baselines and the models fine-tuned on ReClor."""
+
+    trained: Trained
+    baselines: list[System]
+    rows: dict[str, dict]  # chance, each baseline and each model (mean over seeds): its metrics
+    subq_cis: dict[str, Interval]  # each model's SubQ accuracy with its interval
+
+    @property
+    def losses(self) -> dict[str, list]:
+        """The encoder's training-loss curve of each seed (the figure's data)."""
+        runs = self.trained.encoder_runs
+        return {self.trained.encoder_name: [r.info["losses"] for r in runs]} if runs else {}
+
+
+def fine_tuned_section(cfg: Config, outputs: Outputs, data: RuleData, enc_sample: RuleData,
+                       lm_sample: RuleData) -> FineTuned:
+    """Chance, the baselines (on all of RULE) and the fine-tuned models (on ``enc_sample``)."""
+    trained = trained_systems(cfg, outputs, enc_sample, alignment_sample(cfg, lm_sample))
+    baselines = baseline_systems(data)
+    rows = {"Chance": chance_row(data), **{b.name: system_scores(b) for b in baselines},
+            **{name: seed_average(runs) for name, runs in trained.runs.items()}}
+    subq_cis = subq_intervals(trained, cfg.sample_seed)
+    paper = papers.table("rule", "Table 2")[list(METRICS)].loc[list(PAPER_TRAINED_ROWS)]
+    facts = training_facts(cfg, trained, enc_sample) | baseline_facts(rows, trained, subq_cis, baselines)
+    return FineTuned(tables={"rule_table2_trained": paper_vs_ours(paper, results_table(rows))}, facts=facts,
+                     trained=trained, baselines=baselines, rows=rows, subq_cis=subq_cis)
 
 
 def loss_text(runs: Sequence[System]) -> str:
+    from ... import learning
+
     first, last = learning.loss_ends([r.info["losses"] for r in runs])
     return f"{first:.3f} → {last:.3f} over {len(runs[0].info['losses'])} steps"
-
-
-def loss_checks(trained: Trained, seed: int = 0) -> dict[str, learning.LossCheck]:
-    """Did each fine-tuned model learn? It is judged on RULE's main questions, ReClor questions
-    held out of its training (:func:`training_questions`): its accuracy there, seeds then main
-    questions resampled, against chance. The multiple-choice encoder's training loss (a 4-way
-    cross-entropy) is shown beside it against ln 4; the text-to-text models' is per token, with no
-    ln k to compare with."""
-    out = {}
-    for name, runs in trained.runs.items():
-        if not runs:
-            continue
-        main = runs_by_question(runs, "main")
-        curves = [r.info["losses"] for r in runs] if name == trained.encoder_name else None
-        out[name] = learning.check(name, curves, 4, correct=main.to_numpy(float),
-                                   chance=chance_of(runs[0].data, main.columns, "main"),
-                                   heldout="RULE's main questions (held out of training)", seed=seed)
-    return out
 
 
 def training_facts(cfg: Config, trained: Trained, sample: RuleData) -> dict:
@@ -173,10 +165,8 @@ def training_facts(cfg: Config, trained: Trained, sample: RuleData) -> dict:
         "rule_enc_maxlen": enc.max_length,
         "rule_enc_mains": len(sample.mains),
         "rule_enc_subs": len(sample.subs),
+        "rule_enc_loss": f"its training loss went {loss_text(runs)}" if runs else "it was not trained",
     }
-    checks = loss_checks(trained)
-    facts["rule_enc_loss"] = f"its training loss went {loss_text(runs)}" if runs else "it was not trained"
-    facts["rule_loss_warnings"] = Markdown(md_text(learning.warnings_text(list(checks.values()))))
     if s2s.models:
         done = "; ".join(f"{name.split(',')[0]}: loss {loss_text(r)}" for name, r in trained.seq2seq_runs.items())
         facts["rule_s2s_text"] = (
@@ -192,16 +182,33 @@ def training_facts(cfg: Config, trained: Trained, sample: RuleData) -> dict:
     return facts
 
 
+def baseline_facts(rows: Mapping[str, Mapping], trained: Trained, subq_cis: Mapping[str, Interval],
+                   baselines: Sequence[System]) -> dict:
+    """The paragraph after the fine-tuned models' note: the encoder, the last and longest options."""
+    facts = {}
+    if trained.encoder_runs:
+        enc = rows[trained.encoder_name]
+        facts["rule_enc_text"] = (
+            f"The encoder answers {cell(enc['MainQ'])} % of the main questions but {cell(enc['SubQ'])} % of the "
+            f"subquestions (95% bootstrap interval over subquestions {subq_cis[trained.encoder_name]}; chance "
+            f"{chance_subq():.1f} %)." + "".join(f" {name.split(',')[0]}: MainQ {cell(rows[name]['MainQ'])} %, SubQ "
+                                                 f"{cell(rows[name]['SubQ'])} % (interval {subq_cis[name]})."
+                                                 for name in trained.seq2seq_runs))
+    else:
+        facts["rule_enc_text"] = "No encoder was trained: the ReClor training data is missing."
+    facts["rule_last_none"] = none_table(baselines[3]).loc["all", "None is the answer"]
+    facts["rule_last_subq"] = rows["always Option3"]["SubQ"]
+    longest = rows["longest option"]
+    facts["rule_longest_text"] = (
+        f"The longest-option baseline answers {longest['Selective']:.1f} % of the selective subquestions and "
+        f"{longest['Eliminative']:.1f} % of the eliminative ones."
+        + (" The rationale written for the right option is often the longest of the four, so a gap between "
+           "selective and eliminative accuracy can come from length alone, without any understanding. Keep this "
+           "baseline in mind when reading the gaps below." if longest["Selective"] > longest["Eliminative"] + 10 else ""))
+    return facts
+
+
 def shares_reclor_model(setup: EncoderSetup) -> bool:
     """Whether a setup is the shared ReClor model (:mod:`rcstudy.experiments.shared`), which the
     ReClor chapter's jobs train: on all of ReClor train without RULE's main questions."""
     return setup.cfg == shared.RECLOR_ENCODER and setup.train_questions is None
-
-
-def scored_sets(cfg: Config, encoder: bool, enc_sample: RuleData, lm_sample: RuleData) -> dict[str, list[MCItem]]:
-    """Everything the chapter asks of one fine-tuned model, in one call: its rows (the encoder also
-    the alignment items) and, under the context ablation, the same questions without the context."""
-    sets = encoder_eval_sets(enc_sample, alignment_sample(cfg, lm_sample) if encoder else None)
-    if cfg.analyses.context_ablation:
-        sets |= {f"{k}, no context": v for k, v in encoder_eval_sets(enc_sample.without_context()).items()}
-    return sets

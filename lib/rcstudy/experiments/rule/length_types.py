@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -16,11 +17,9 @@ from ...metrics.rule import METRICS
 from ...papers.rule import TYPE_MIN_SUBQUESTIONS
 from ...report import paper_vs_ours
 from .config import Config
-from .fine_tuned import Trained
-from .prompting import Prompted, best_by_subq
-from .results import Results
-from .units import Evaluation, System, pooled, sub_correct, unit_scores
-
+from .prompting import best_by_subq
+from .results import Section
+from .units import Evaluation, Prompted, System, Trained, pooled, sub_correct, unit_scores
 
 #: ReClor question types from the question text, first match wins (the ReClor spec's keyword
 #: rules; a stand-in: ReClor annotates types on its test set only, and RULE uses train questions).
@@ -139,8 +138,14 @@ def type_groups(data: RuleData, sub_ids: Sequence[str]) -> list[str]:
     return [t if counts[t] >= TYPE_MIN_SUBQUESTIONS else "types with few subquestions (pooled)" for t in types]
 
 
-def length_section(res: Results, cfg: Config, trained: Trained, prompted: Prompted,
-                   lm_rows: Mapping[str, Mapping]) -> None:
+@dataclass(frozen=True, kw_only=True)
+class Length(Section):
+    """Appendix I's analog: accuracy by length, per (system group, length column)."""
+
+    curves: dict[tuple[str, str], pd.DataFrame]
+
+
+def length_section(cfg: Config, trained: Trained, prompted: Prompted, lm_rows: Mapping[str, Mapping]) -> Length:
     """Appendix I's analog: accuracy by question and by option length, for the encoder (over
     seeds) and the best prompted setting."""
     groups = {}
@@ -150,29 +155,30 @@ def length_section(res: Results, cfg: Config, trained: Trained, prompted: Prompt
         if lm_rows:
             best = best_by_subq(lm_rows)
             groups[best] = [prompted.systems[best]]
-    for group, systems in groups.items():
-        frame = question_frame(systems)
-        for column in ("question words", "option words"):
-            res.length_curves[(group, column)] = accuracy_by_length(frame, column, cfg.analyses.length_bins)
-    res.facts["rule_length_bins"] = cfg.analyses.length_bins
+    curves = {(group, column): accuracy_by_length(question_frame(systems), column, cfg.analyses.length_bins)
+              for group, systems in groups.items() for column in ("question words", "option words")}
     if groups:
-        res.facts["rule_length_text"] = "; ".join(
+        text = "; ".join(
             f"{group}, {kind}s: {c['accuracy'].iloc[0]:.1f} % in the shortest and {c['accuracy'].iloc[-1]:.1f} % in "
             "the longest bin of option length"
-            for (group, column), curve in res.length_curves.items() if column == "option words"
+            for (group, column), curve in curves.items() if column == "option words"
             for kind, c in curve.groupby("kind")) + "."
     else:
-        res.facts["rule_length_text"] = ("Not run in this profile." if not cfg.analyses.length
-                                         else "No system could be run.")
+        text = "Not run in this profile." if not cfg.analyses.length else "No system could be run."
+    return Length(facts={"rule_length_bins": cfg.analyses.length_bins, "rule_length_text": text}, curves=curves)
 
 
-def type_section(res: Results, cfg: Config, data: RuleData, trained: Trained) -> tuple[float, int, int] | None:
-    """Appendix L's analog by keyword question type; returns the encoder's chi-square test
-    (p-value, groups, subquestions), or None when it was not run."""
+@dataclass(frozen=True, kw_only=True)
+class Types(Section):
+    """Appendix L's analog, and the encoder's chi-square test of independence from the type."""
+
+    test: tuple[float, int, int] | None  # p-value, groups, subquestions (None: not run)
+
+
+def type_section(cfg: Config, data: RuleData, trained: Trained) -> Types:
+    """Appendix L's analog by keyword question type, with the encoder's chi-square test."""
     if not cfg.analyses.types:
-        res.facts["rule_type_others"] = "n/a"
-        res.facts["rule_type_n"] = len(data.mains)
-        return None
+        return Types(facts={"rule_type_others": "n/a", "rule_type_n": len(data.mains)}, test=None)
     types = {m.id: question_type(m.question) for m in data.mains}
     ours = pd.DataFrame({"RULE main questions": pd.Series(types).value_counts()})
     test = None
@@ -184,9 +190,9 @@ def type_section(res: Results, cfg: Config, data: RuleData, trained: Trained) ->
     paper = papers.table("rule", "Appendix L")
     ours = ours.reindex([t for t in paper.index if t in ours.index])
     ours = ours.astype({c: "Int64" for c in ("RULE main questions", "subquestions") if c in ours})
-    res.tables["rule_by_type"] = paper_vs_ours(paper, ours)
-    res.captions["rule_by_type"] = (f"By question type of the main question (keyword rule, a stand-in): "
-                                    f"{trained.encoder_name}, mean over seeds")
-    res.facts["rule_type_others"] = int(ours.loc["Others", "RULE main questions"]) if "Others" in ours.index else 0
-    res.facts["rule_type_n"] = len(types)
-    return test
+    return Types(tables={"rule_by_type": paper_vs_ours(paper, ours)},
+                 captions={"rule_by_type": f"By question type of the main question (keyword rule, a stand-in): "
+                                           f"{trained.encoder_name}, mean over seeds"},
+                 facts={"rule_type_others": int(ours.loc["Others", "RULE main questions"])
+                        if "Others" in ours.index else 0, "rule_type_n": len(types)},
+                 test=test)

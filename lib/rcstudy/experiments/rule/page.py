@@ -1,87 +1,108 @@
-"""The chapter: :func:`run` computes every table, fact, figure's data and claim's evidence."""
+"""The chapter: :func:`run` executes the jobs (:mod:`.steps`), builds each section of the page from
+what they return, and judges the claims on the sections' results."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from dataclasses import dataclass, fields
 from IPython.display import Markdown
 
+import rcstudy.experiments.rule.steps as steps  # the module whose functions the jobs name (jobs.execute calls them)
+
 from ... import learning, papers
-from ...metrics.rule import METRICS
-from ...report import ClaimLog, cell, md_text, paper_vs_ours
+from ...jobs import Outputs, execute
+from ...report import ClaimLog, md_text
 from ...runtime import Runtime
-from .ablation import ablation_section
-from .baselines import length_baseline, position_baseline
-from .claims import judge_claims, subq_intervals
+from .ablation import Ablation, ablation_section
+from .claims import Evidence, judge_claims
 from .config import Config
-from .easy_hard import easy_hard_section
-from .fine_tuned import PAPER_TRAINED_ROWS, train_models, training_facts
-from .follow_ups import (alignment_section, baseline_facts, by_subquestion_count, figure_points, none_section,
-                         positions_section)
-from .length_types import length_section, type_section
-from .prompting import PAPER_PROMPTED_ROWS, prompt_models, prompting_facts, prompting_info_table
-from .rationales import rationale_section
-from .release import lengths_section, prompt_table, reclor_join_section, release_section
-from .results import Results
-from .units import alignment_sample, chance_row, results_table, samples, seed_average, system_scores
+from .easy_hard import EasyHard, easy_hard_section
+from .fine_tuned import FineTuned, fine_tuned_section
+from .follow_ups import Overview, alignment_section, count_section, overview_section, positions_section
+from .gates import Gates, gates_of
+from .length_types import Length, Types, length_section, type_section
+from .none_option import none_section
+from .prompting import Prompting, prompting_section
+from .rationales import Rationales, rationale_section
+from .release import Release, lengths_section, reclor_join_section, release_section
+from .results import Results, Section
+from .units import chance_subq, samples
+
+
+@dataclass(frozen=True)
+class Page:
+    """Every section's result, in the page's order."""
+
+    release: Release
+    reclor_join: Section
+    lengths: Section
+    fine_tuned: FineTuned
+    prompting: Prompting
+    overview: Overview
+    positions: Section
+    none_option: Section
+    alignment: Section
+    rationales: Rationales
+    ablation: Ablation
+    length: Length
+    types: Types
+    by_count: Section
+    easy_hard: EasyHard
+    reprints: Section
+
+    @property
+    def sections(self) -> list[Section]:
+        return [getattr(self, f.name) for f in fields(self)]
+
+
+def page_sections(cfg: Config, outputs: Outputs) -> Page:
+    """Every section of the page, from the release, the parameters and the jobs' outputs."""
+    data, prompts, _ = steps.job_inputs()
+    enc_sample, lm_sample = samples(cfg, data)
+    fine_tuned = fine_tuned_section(cfg, outputs, data, enc_sample, lm_sample)
+    prompting = prompting_section(cfg, outputs, lm_sample)
+    trained, prompted = fine_tuned.trained, prompting.prompted
+    return Page(
+        release=release_section(data, prompts), reclor_join=reclor_join_section(data, steps.reclor_train_or_missing()),
+        lengths=lengths_section(data), fine_tuned=fine_tuned, prompting=prompting,
+        overview=overview_section(fine_tuned, prompting), positions=positions_section(trained, prompted, data),
+        none_option=none_section(fine_tuned.baselines, trained, prompted),
+        alignment=alignment_section(trained, prompted),
+        rationales=rationale_section(cfg, outputs, prompted, lm_sample),
+        ablation=ablation_section(cfg, outputs, fine_tuned, prompted, enc_sample),
+        length=length_section(cfg, trained, prompted, prompting.rows), types=type_section(cfg, data, trained),
+        by_count=count_section(trained, prompted), easy_hard=easy_hard_section(data, trained, prompted),
+        reprints=Section(tables={"rule_table4": papers.table("rule", "Table 4").astype("Int64")}))  # not re-run
+
+
+def gate_section(gates: Gates) -> Section:
+    """The table of every gate, and the warnings of the rows that did not learn (fine-tuned, prompted)."""
+    rows = gates.rows()
+    prompted = [c for row, c in rows.items() if row not in gates.trained]
+    return Section(tables={"rule_learned": learning.table(list(rows.values()))},
+                   facts={"rule_loss_warnings": Markdown(md_text(learning.warnings_text(list(gates.trained.values())))),
+                          "rule_lm_warnings": Markdown(md_text(learning.warnings_text(prompted)))})
+
+
+def results(cfg: Config, page: Page, gates: Gates, claims: ClaimLog) -> Results:
+    """What the page shows, gathered from its sections."""
+    sections = [*page.sections, gate_section(gates)]
+
+    def merged(part: str) -> dict:
+        return {k: v for s in sections for k, v in getattr(s, part).items()}
+
+    return Results(merged("tables"), merged("facts"), claims, data=steps.job_inputs()[0], captions=merged("captions"),
+                   lm_unavailable=page.prompting.prompted.unavailable, systems_rows=page.overview.rows,
+                   by_split=page.release.by_split, per_main_counts=page.release.per_main_counts,
+                   bars=page.overview.bars, points=page.overview.points, human=page.overview.human,
+                   length_curves=page.length.curves, hard_table=page.easy_hard.table, chance_sub=chance_subq(),
+                   length_bins=cfg.analyses.length_bins, losses=page.fine_tuned.losses)
 
 
 def run(cfg: Config, rt: Runtime) -> Results:
-    """The whole chapter, in the page's order."""
-    res = Results({}, {}, ClaimLog("rule"), length_bins=cfg.analyses.length_bins)
-    res.chance_sub = chance_sub = papers.value("rule", "Table 2", "Chance", "SubQ")
-    data, prompts = release_section(res)
-    reclor_train = reclor_join_section(res, data)
-    lengths_section(res, data)
-    res.tables["rule_prompts"] = prompt_table(prompts, data)
-
-    enc_sample, lm_sample = samples(cfg, data)
-    baselines = [position_baseline(data, k) for k in range(4)] + [length_baseline(data, True),
-                                                                  length_baseline(data, False)]
-    rows = {"Chance": chance_row(data), **{b.name: system_scores(b) for b in baselines}}
-    trained = train_models(cfg, reclor_train, data, enc_sample, alignment_sample(cfg, lm_sample), rt)
-    rows.update({name: seed_average(runs) for name, runs in trained.runs.items()})
-    paper_t2 = papers.table("rule", "Table 2")[list(METRICS)]
-    res.tables["rule_table2_trained"] = paper_vs_ours(paper_t2.loc[list(PAPER_TRAINED_ROWS)], results_table(rows))
-    res.facts.update(training_facts(cfg, trained, enc_sample))
-    if trained.encoder_runs:
-        res.losses = {trained.encoder_name: [r.info["losses"] for r in trained.encoder_runs]}
-    subq_cis = subq_intervals(trained, cfg.sample_seed)
-    res.facts.update(baseline_facts(rows, trained, subq_cis, baselines, chance_sub))
-
-    prompted = prompt_models(cfg, prompts, lm_sample, rt)
-    res.lm_unavailable = prompted.unavailable
-    lm_rows = {n: system_scores(s, cfg.lm.aggregation) for n, s in prompted.systems.items()}
-    res.tables["rule_table2_prompted"] = paper_vs_ours(paper_t2.loc[list(PAPER_PROMPTED_ROWS)],
-                                                       results_table(lm_rows))
-    if prompted.systems:
-        res.tables["rule_prompting_info"] = prompting_info_table(prompted.systems)
-    res.facts.update(prompting_facts(cfg, prompted, lm_rows, lm_sample))
-
-    res.systems_rows = all_rows = {**{k: v for k, v in rows.items() if k != "Chance"}, **lm_rows}
-    res.bars, res.points = figure_points(all_rows)
-    res.human = {c: papers.value("rule", "Table 2", "Human", c) for c in ("MainQ", "SubQ", "Eliminative", "Consistency")}
-    given = results_table(all_rows, ["SubQ", "SubQ | main right", "MainQ-wise SubQ | main right"])
-    res.tables["rule_given_main_right"] = given.map(cell)
-    positions_section(res, trained, prompted, data)
-    none_section(res, baselines, trained, prompted)
-    alignment_section(res, trained, prompted)
-    t5_asked, t5_runs = rationale_section(res, cfg, prompts, lm_sample, prompted)
-    ablation_rows, ablation_pairs, ablation_systems = ablation_section(res, cfg, prompts, data, enc_sample, lm_sample, reclor_train,
-                                                     trained, rows, prompted, rt)
-    length_section(res, cfg, trained, prompted, lm_rows)
-    type_test = type_section(res, cfg, data, trained)
-    count_system = trained.encoder_runs[0] if trained.encoder_runs else next(iter(prompted.systems.values()), None)
-    if count_system is not None:
-        res.tables["rule_by_count"] = by_subquestion_count(count_system).round(1)
-        res.captions["rule_by_count"] = f"By number of subquestions: {count_system.name}"
-    easy_hard_section(res, data, trained, prompted)
-    res.tables["rule_table4"] = papers.table("rule", "Table 4").astype("Int64")  # reprinted, not re-run
-    gates = judge_claims(res.claims, baselines=baselines, trained=trained, prompted=prompted, lm_rows=lm_rows,
-                         all_rows=all_rows, subq_cis=subq_cis, t5_asked=t5_asked, t5_runs=t5_runs,
-                         ablation_rows=ablation_rows, ablation_pairs=ablation_pairs,
-                         ablation_systems=ablation_systems, type_test=type_test, seed=cfg.sample_seed)
-    res.tables["rule_learned"] = learning.table([replace(c, name=n) for n, c in gates.items()])
-    res.facts["rule_lm_warnings"] = Markdown(md_text(learning.warnings_text(
-        [replace(c, name=n) for n, c in gates.items() if n not in trained.runs])))
-    return res
+    """The whole chapter: its jobs (:func:`~.steps.jobs`) executed here, each section built from
+    their outputs, and the claims judged."""
+    outputs = execute(steps.jobs(cfg), steps, cfg, rt)
+    page = page_sections(cfg, outputs)
+    gates = gates_of(page.fine_tuned.trained, page.prompting.prompted, page.rationales, cfg.sample_seed)
+    evidence = Evidence(page.fine_tuned, page.prompting, page.rationales, page.ablation, page.types)
+    return results(cfg, page, gates, judge_claims(evidence, gates, cfg.sample_seed))

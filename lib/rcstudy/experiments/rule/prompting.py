@@ -4,28 +4,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ... import learning
+from ... import papers
 from ...data.records import MCItem
 from ...data.rule import RuleData, RulePrompts, exemplar_keys
-from ...errors import ModelUnavailable
+from ...jobs import Outputs
+from ...metrics.rule import METRICS
 from ...models.rule_lm import LazyLM, lm_predict
 from ...prompts import rule as prompt_formats
 from ...prompts.rule import ZERO_SHOT_COT
-from ...report import cell
-from ...runtime import Runtime
+from ...report import cell, paper_vs_ours
 from .alignment import alignment_frame, alignment_items
 from .config import Config, PromptSetting
 from .release import leaked_mains
-from .units import Evaluation, System, chance_of, mains_of, numeric, runs_by_question
-
+from .results import Section
+from .units import (NO_CONTEXT, Evaluation, Prompted, System, Unavailable, lm_outputs, numeric, results_table,
+                    system_scores)
 
 ANSWER_TOKENS = 8  # generated tokens read for an answer, unless a setting says otherwise
-
-
+#: Table 2's rows of the prompted part (paper's rows, then ours).
 PAPER_PROMPTED_ROWS = ("LLaMA 2 70B, five-shot ReClor exemplars", "Flan-UL2 20B, zero-shot",
                        "InstructGPT, five-shot RULE exemplars", "InstructGPT (setting not stated)",
                        "best model (not named)", "Human")
@@ -106,16 +106,6 @@ def lm_alignment(lazy: LazyLM, prompts: RulePrompts, sample: RuleData) -> pd.Dat
     return alignment_frame(items, lm_predict(lazy, texts, [it.options for it in items], "letter"))
 
 
-@dataclass
-class Prompted:
-    """The prompted LMs: one system per setting, the alignment answers per model."""
-
-    systems: dict[str, System]
-    alignments: dict[str, pd.DataFrame]
-    unavailable: list[str]
-    lms: dict[str, LazyLM]
-
-
 def prompted_setting(cfg: Config, lazy: LazyLM, prompts: RulePrompts, spec: str, sample: RuleData) -> System:
     """One prompt setting of the chapter (``shots:family:scoring``) answered by ``lazy`` on ``sample``."""
     return prompting_system(lazy, prompts, PromptSetting.parse(spec), sample,
@@ -123,22 +113,40 @@ def prompted_setting(cfg: Config, lazy: LazyLM, prompts: RulePrompts, spec: str,
                             max_new_tokens=cfg.lm.cot_max_new_tokens)
 
 
-def prompt_models(cfg: Config, prompts: RulePrompts, sample: RuleData, rt: Runtime) -> Prompted:
-    """Every LM in every prompt setting on ``sample`` (and the alignment task); a model that cannot
-    be loaded is listed, not run."""
-    out = Prompted({}, {}, [], {})
-    for name in cfg.lm.models:
-        lazy = LazyLM(name, rt, max_length=cfg.lm.max_length)
-        try:
-            for spec in cfg.lm.settings:
-                system = prompted_setting(cfg, lazy, prompts, spec, sample)
-                out.systems[system.name] = system
-            if cfg.analyses.alignment:
-                out.alignments[name] = lm_alignment(lazy, prompts, sample)
-            out.lms[name] = lazy
-        except ModelUnavailable as e:
-            out.unavailable.append(f"{name}: {e}")
-    return out
+def prompted_from(cfg: Config, outputs: Outputs) -> Prompted:
+    """Every LM's systems (one per prompt setting) and alignment answers, from its jobs (``lm_job``);
+    a model that cannot be loaded is listed, and its follow-ups are not read."""
+    systems, origins, alignments, failed = {}, {}, {}, {}
+    for analysis in ("setting", "alignment"):
+        for model, spec, out in lm_outputs(outputs, analysis):
+            if isinstance(out, Unavailable):
+                failed.setdefault(model, out.reason)
+            elif analysis == "setting":
+                systems[out.name], origins[out.name] = out, (model, spec)
+            else:
+                alignments[model] = out
+    return Prompted(systems, {m: a for m, a in alignments.items() if m not in failed},
+                    [failed[m] for m in cfg.lm.models if m in failed],
+                    tuple(m for m in cfg.lm.models if m not in failed), origins)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prompting(Section):
+    """Table 2's few- and zero-shot part: every prompted setting and its metrics."""
+
+    prompted: Prompted
+    rows: dict[str, dict]
+
+
+def prompting_section(cfg: Config, outputs: Outputs, sample: RuleData) -> Prompting:
+    """Every LM in every prompt setting on ``sample``, beside the paper's rows."""
+    prompted = prompted_from(cfg, outputs)
+    rows = {n: system_scores(s, cfg.lm.aggregation) for n, s in prompted.systems.items()}
+    paper = papers.table("rule", "Table 2")[list(METRICS)].loc[list(PAPER_PROMPTED_ROWS)]
+    tables = {"rule_table2_prompted": paper_vs_ours(paper, results_table(rows))}
+    if prompted.systems:
+        tables["rule_prompting_info"] = prompting_info_table(prompted.systems)
+    return Prompting(tables=tables, facts=prompting_facts(cfg, prompted, rows, sample), prompted=prompted, rows=rows)
 
 
 def prompting_info_table(systems: Mapping[str, System]) -> pd.DataFrame:
@@ -180,27 +188,11 @@ def prompting_facts(cfg: Config, prompted: Prompted, lm_rows: Mapping[str, Mappi
     return facts
 
 
-def lm_checks(prompted: Prompted, kind: Literal["main", "sub"], seed: int = 0,
-              systems: Mapping[str, System] | None = None) -> dict[str, learning.LossCheck]:
-    """Is each prompted setting above chance on the task a claim rests on: its main questions
-    (``kind="main"``) or its subquestions (clustered by main question)? (:func:`rcstudy.learning.prompted`)"""
-    out = {}
-    for name, system in (systems if systems is not None else prompted.systems).items():
-        runs = runs_by_question([system], kind)
-        if not runs.shape[1]:
-            continue
-        task = "its main questions" if kind == "main" else "its subquestions"
-        out[name] = learning.prompted(name, runs.to_numpy(float), 4, task=task, seed=seed,
-                                      chance=chance_of(system.data, runs.columns, kind),
-                                      clusters=None if kind == "main" else mains_of(system.data, runs.columns))
-    return out
-
-
 def with_and_without_context(cfg: Config, prompts: RulePrompts, sample: RuleData
                              ) -> dict[str, tuple[RulePrompts, RuleData]]:
     """The prompts and questions as released and, under the context ablation, without the context
     (by the suffix of the row's name)."""
     variants = {"": (prompts, sample)}
     if cfg.analyses.context_ablation:
-        variants[", no context"] = (prompts.without_context(), sample.without_context())
+        variants[NO_CONTEXT] = (prompts.without_context(), sample.without_context())
     return variants

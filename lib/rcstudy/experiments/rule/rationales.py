@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping
 
 import pandas as pd
@@ -9,12 +10,12 @@ import pandas as pd
 from ... import papers
 from ...data.rule import RuleData, RulePrompts
 from ...models.rule_lm import LazyLM
+from ...jobs import Outputs
 from ...report import paper_vs_ours
 from .config import Config, PromptSetting
-from .prompting import Prompted, prompting_system, settings_labels, with_and_without_context
-from .results import Results
-from .units import System, unit_scores
-
+from .prompting import prompting_system, settings_labels, with_and_without_context
+from .results import Section
+from .units import NO_CONTEXT, Prompted, System, lm_outputs, unit_scores
 
 #: Table 5's variants: which rationales are appended (selective, eliminative).
 RATIONALE_VARIANTS = {
@@ -83,28 +84,40 @@ def rationale_runs(cfg: Config, lazy: LazyLM, prompts: RulePrompts, spec: str, s
             for suffix, (p, variant_sample) in with_and_without_context(cfg, prompts, sample).items()}
 
 
-def rationale_section(res: Results, cfg: Config, prompts: RulePrompts, sample: RuleData,
-                      prompted: Prompted) -> tuple[pd.DataFrame, dict[str, dict[str, System]]]:
-    """Table 5's analog (with and, under the context ablation, without the context); returns the
-    rows of the settings that asked any main question, and every run's system per variant."""
-    runs = {}
-    if cfg.analyses.rationale_augmentation:
-        for name, lazy in prompted.lms.items():
-            for spec in cfg.analyses.rationale_settings:
-                runs |= rationale_runs(cfg, lazy, prompts, spec, sample)
+@dataclass(frozen=True, kw_only=True)
+class Rationales(Section):
+    """Table 5's analog: every run's system per variant, and the runs that asked any main question."""
+
+    runs: dict[str, dict[str, System]]  # run (a setting, with or without the context) → variant → system
+    asked: pd.DataFrame  # the rows of Table 5 of the runs that asked any main question
+    origins: dict[str, tuple[str, str]]  # each run's model and setting (shots:family:scoring)
+
+    @property
+    def with_context(self) -> pd.DataFrame:
+        """The rows of :attr:`asked` of the runs with the context (those the claim reads)."""
+        return self.asked.loc[[n for n in self.asked.index if not n.endswith(NO_CONTEXT)]]
+
+
+def rationale_section(cfg: Config, outputs: Outputs, prompted: Prompted, sample: RuleData) -> Rationales:
+    """Table 5's analog (with and, under the context ablation, without the context), by the models
+    that ran (their jobs ``lm_job`` of the analysis ``rationales``)."""
+    runs, origins = {}, {}
+    for model, spec, out in lm_outputs(outputs, "rationales"):
+        if model in prompted.models:
+            runs |= out
+            origins |= {name: (model, spec) for name in out}
     ours = rationale_table(runs)
     asked = ours[ours["main questions"] > 0] if len(ours) else ours
+    tables = {"rule_table5": paper_vs_ours(papers.table("rule", "Table 5"), ours)} if len(ours) else {}
     if len(ours):
-        res.tables["rule_table5"] = paper_vs_ours(papers.table("rule", "Table 5"), ours)
-        res.facts["rule_t5_text"] = "; ".join(
+        text = "; ".join(
             f"{n}: {r['no rationale']:.1f} % with no rationale, {r['+ selective']:.1f} % with the selective one, "
             f"{r['+ eliminative']:.1f} % with the eliminative ones and {r['+ selective and eliminative']:.1f} % "
             f"with all ({r['main questions']:.0f} main questions)" for n, r in asked.iterrows()) + "."
     else:
-        res.facts["rule_t5_text"] = ("Not run in this profile." if not cfg.analyses.rationale_augmentation
-                                     else "No language model could be run here.")
+        text = ("Not run in this profile." if not cfg.analyses.rationale_augmentation
+                else "No language model could be run here.")
     n_mains = len(rationale_mains(sample).mains)
-    res.facts["rule_t5_mains"] = n_mains
-    res.facts["rule_t5_step"] = f"{100 / max(n_mains, 1):.1f}"
-    res.facts["rule_t5_settings"] = settings_labels(cfg.analyses.rationale_settings)
-    return asked, runs
+    facts = {"rule_t5_text": text, "rule_t5_mains": n_mains, "rule_t5_step": f"{100 / max(n_mains, 1):.1f}",
+             "rule_t5_settings": settings_labels(cfg.analyses.rationale_settings)}
+    return Rationales(tables=tables, facts=facts, runs=runs, asked=asked, origins=origins)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import warnings
 from collections import Counter
-from typing import Callable, Mapping
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -15,7 +16,8 @@ from ...data.records import MCItem
 from ...data.rule import NONE_OPTION, RuleData, RulePrompts, exemplar_keys
 from ...errors import DataFileMissing
 from ...report import paper_vs_ours
-from .results import Results
+from .results import Section
+from .units import chance_subq
 
 
 NEGATION = re.compile(r"\b(not|no|never|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
@@ -92,30 +94,31 @@ def counts_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.map(lambda v: v if pd.isna(v) else f"{v:,.0f}" if float(v).is_integer() else f"{v:.1f}")
 
 
-def release_section(res: Results) -> tuple[RuleData, RulePrompts]:
-    """The release, checked and counted (§3), its splits, and the facts the data section quotes."""
+@dataclass(frozen=True, kw_only=True)
+class Release(Section):
+    """The release (§3) counted, and the data of its figure."""
+
+    by_split: pd.DataFrame  # subquestions per split and type
+    per_main_counts: pd.Series  # main questions by number of subquestions
+
+
+def release_section(data: RuleData, prompts: RulePrompts) -> Release:
+    """The release, checked and counted (§3), its splits and prompts, and the facts the data section quotes."""
     from ...data import rule as rule_data
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a subsampled copy (the tests' fixtures) differs from the release
-        data = rule_data.load_rule()
         release = rule_data.check_release(data)
-    prompts = rule_data.load_prompts()
     counts = rule_data.release_counts(data)
     ours = pd.DataFrame({"count": {**{k: float(v) for k, v in counts.items()},
                                    "subquestions whose answer is None (%)":
                                        100 * counts["subquestions whose answer is None"] / counts["subquestions"]}})
-    res.tables["rule_counts"] = paper_vs_ours(counts_frame(papers.table("rule", "§3")), counts_frame(ours))
-    res.tables["rule_splits"] = split_table(data)
     f = data.frame()
-    res.by_split = (f.groupby(["split", "selective"]).size().unstack(fill_value=0)
-                    .rename(columns={True: "selective", False: "eliminative"}))
-    res.per_main_counts = f.groupby("main_id").size().value_counts().sort_index()
-    res.data = data
     none_positions = sorted({s.meta["none_position"] for s in data.subs if s.meta["has_none"]})
-    res.facts.update({
+    facts = {
         "rule_paper_main": f'{papers.value("rule", "§3", "main questions", "count"):,.0f}',
         "rule_paper_sub": f'{papers.value("rule", "§3", "subquestions", "count"):,.0f}',
-        "rule_chance_sub": res.chance_sub,
+        "rule_chance_sub": chance_subq(),
         "rule_n_main": counts["main questions"],
         "rule_n_sub": counts["subquestions"],
         "rule_n_sel": counts["selective subquestions"],
@@ -125,42 +128,40 @@ def release_section(res: Results) -> tuple[RuleData, RulePrompts]:
         "rule_n_straddle": counts["main questions with subquestions in more than one split"],
         "rule_release_matches": "matches" if release["matches"].all() else "does not match",
         "rule_none_positions": ", ".join(f"Option{p}" for p in none_positions) or "nowhere",
-    })
-    return data, prompts
+    }
+    tables = {"rule_counts": paper_vs_ours(counts_frame(papers.table("rule", "§3")), counts_frame(ours)),
+              "rule_splits": split_table(data), "rule_prompts": prompt_table(prompts, data)}
+    return Release(tables=tables, facts=facts,
+                   by_split=(f.groupby(["split", "selective"]).size().unstack(fill_value=0)
+                             .rename(columns={True: "selective", False: "eliminative"})),
+                   per_main_counts=f.groupby("main_id").size().value_counts().sort_index())
 
 
-def reclor_join_section(res: Results, data: RuleData) -> list[MCItem] | None:
-    """ReClor train, joined to the main questions; None when it is not available here."""
-    from ...data import reclor, rule as rule_data
+def reclor_join_section(data: RuleData, reclor_train: Sequence[MCItem] | DataFileMissing) -> Section:
+    """ReClor train joined to the main questions, or where it is missing here."""
+    from ...data import rule as rule_data
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a subsampled ReClor copy warns about its size
-            reclor_train = reclor.load_split("train")
-    except DataFileMissing as e:
-        res.facts["rule_join_text"] = (f"ReClor train is not available here ({e.path}), so the encoder rows below "
-                                       "are skipped.")
-        return None
+    if isinstance(reclor_train, DataFileMissing):
+        return Section(facts={"rule_join_text": f"ReClor train is not available here ({reclor_train.path}), so the "
+                                                "encoder rows below are skipped."})
     join = rule_data.compare_with_reclor(data, reclor_train)
     found, identical = int(join["found"].sum()), int(join.all(axis=1).sum())
-    res.facts.update({"rule_join_found": found, "rule_join_identical": identical,
-                      "rule_join_text": f"{found} of the {len(join)} main questions are in ReClor train, and "
-                                        f"{identical} of them agree in context, question, options and label."})
-    return reclor_train
+    return Section(facts={"rule_join_found": found, "rule_join_identical": identical,
+                          "rule_join_text": f"{found} of the {len(join)} main questions are in ReClor train, and "
+                                            f"{identical} of them agree in context, question, options and label."})
 
 
-def lengths_section(res: Results, data: RuleData) -> None:
+def lengths_section(data: RuleData) -> Section:
     """Table 1's analog (words and WordPiece tokens), subquestion stems and negations."""
     from ...models.loading import load_tokenizer
 
     lengths = length_table(data, {"words": whitespace_tokens, "WordPiece tokens": load_tokenizer("minilm-l6").tokenize})
-    res.tables["rule_lengths"] = lengths.round(1)
-    words = lengths["words"]
-    res.facts["rule_len_q"] = (f"{words[('subquestion', 'question')]:.1f} words against "
-                               f"{words[('main question', 'question')]:.1f}")
-    res.facts["rule_len_o"] = f"{words[('subquestion', 'option (rationale)')]:.1f} against {words[('main question', 'option')]:.1f}"
-    res.tables["rule_stems"] = stem_table(data)
-    negation = negation_table(data)
-    res.tables["rule_negation"] = negation.round(1)
-    res.facts["rule_neg_elim"] = negation.loc["eliminative", "share (%)"]
-    res.facts["rule_neg_sel"] = negation.loc["selective", "share (%)"]
+    words, negation = lengths["words"], negation_table(data)
+    facts = {"rule_len_q": (f"{words[('subquestion', 'question')]:.1f} words against "
+                            f"{words[('main question', 'question')]:.1f}"),
+             "rule_len_o": (f"{words[('subquestion', 'option (rationale)')]:.1f} against "
+                            f"{words[('main question', 'option')]:.1f}"),
+             "rule_neg_elim": negation.loc["eliminative", "share (%)"],
+             "rule_neg_sel": negation.loc["selective", "share (%)"]}
+    return Section(tables={"rule_lengths": lengths.round(1), "rule_stems": stem_table(data),
+                           "rule_negation": negation.round(1)}, facts=facts)

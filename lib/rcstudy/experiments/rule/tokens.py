@@ -6,12 +6,11 @@ from typing import Sequence
 
 from ...data.records import MCItem
 from ...data.rule import RuleData, RulePrompts
-from ...jobs import Tokens, causal_option_tokens, generation_tokens, seq2seq_tokens
+from ...jobs import Tokens, causal_option_tokens, generation_tokens, mc_tokens, seq2seq_tokens
 from ...prompts import rule as prompt_formats
-from .config import Config, PromptSetting
+from .config import Config, EncoderSetup, PromptSetting
 from .prompting import ANSWER_TOKENS, alignment_prompts, setting_prompts, with_and_without_context
 from .rationales import rationale_variants
-
 
 #: The batch sizes :func:`rcstudy.models.rule_lm.lm_predict` leaves at the engine's defaults:
 #: scored continuations (or answer-letter prompts) per forward pass, and prompts generated at once.
@@ -120,3 +119,17 @@ def unifiedqa_tokens(items: Sequence[MCItem], cfg, *, train: bool) -> Tokens:
     once = seq2seq_tokens(sources, [[it.options[it.label].lower()] for it in items], cfg.max_src_len, cfg.max_tgt_len,
                           train=True)
     return Tokens(train=round(once.train * cfg.epochs), train_target=round(once.train_target * cfg.epochs))
+
+
+def fine_tuning_tokens(setup: EncoderSetup, train: Sequence[MCItem], scored: Sequence[MCItem], *,
+                       trained: bool = True) -> Tokens:
+    """The tokens of one fine-tuned model: trained on ``train`` (not where the ReClor chapter trains
+    it: ``trained=False``) and scored on ``scored``; a text-to-text model in UnifiedQA's format."""
+    from ...models.mc import MCConfig
+
+    c = setup.cfg
+    if isinstance(c, MCConfig):
+        return Tokens(train=round(mc_tokens(train, "CQA", c.max_length) * c.epochs) if trained else 0,
+                      forward=mc_tokens(scored, "CQA", c.max_length))
+    labelled = [it for it in train if it.label is not None]
+    return unifiedqa_tokens(labelled, c, train=True) + unifiedqa_tokens(scored, c, train=False)

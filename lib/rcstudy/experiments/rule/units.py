@@ -15,14 +15,16 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ... import sampling
+from ... import papers, sampling
 from ...data.rule import RuleData
 from ...metrics.rule import GIVEN_MAIN_RIGHT, METRICS, aggregate, chance_scores, rule_scores
 from ...stats import Interval, MeanSD
-from .config import Config
-
+from ...jobs import Outputs
+from .config import Config, EncoderSetup
 
 AGGREGATIONS = ("per_split_mean", "pooled")
+#: The suffix of a set of questions, and of a row, answered without the context.
+NO_CONTEXT = ", no context"
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,50 @@ class System:
     evals: list[Evaluation]
     data: RuleData
     info: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Trained:
+    """The models fine-tuned on ReClor: one system per seed, by model name."""
+
+    encoder_name: str
+    setups: dict[str, list[EncoderSetup]]  # every configured model, run or not
+    runs: dict[str, list[System]]  # the models that ran (the encoder first)
+    unavailable: list[str]
+
+    @property
+    def encoder_runs(self) -> list[System]:
+        return self.runs.get(self.encoder_name, [])
+
+    @property
+    def seq2seq_runs(self) -> dict[str, list[System]]:
+        return {n: r for n, r in self.runs.items() if n != self.encoder_name}
+
+
+@dataclass(frozen=True)
+class Prompted:
+    """The prompted LMs: one system per setting, the alignment answers per model, the models that
+    could not be loaded, and the models that ran (the follow-ups prompt these)."""
+
+    systems: dict[str, System]
+    alignments: dict[str, pd.DataFrame]
+    unavailable: list[str]
+    models: tuple[str, ...]
+    origins: dict[str, tuple[str, str]]  # each system's model and setting (shots:family:scoring)
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """What a job returns when its model cannot be loaded here
+    (:class:`~rcstudy.errors.ModelUnavailable`): the page lists the model instead of its rows."""
+
+    reason: str
+
+
+def lm_outputs(outputs: Outputs, analysis: str) -> list[tuple[str, str | None, object]]:
+    """Model, setting and output of each prompted-LM job of ``analysis`` (``lm_job``), in order."""
+    return [(job.arguments["model"], job.arguments["spec"], out) for job, out in outputs.each("lm_job")
+            if job.arguments["analysis"] == analysis]
 
 
 def unit_scores(data: RuleData, ev: Evaluation) -> dict[str, float]:
@@ -87,6 +133,11 @@ def seed_average(systems: Sequence[System]) -> dict[str, float | MeanSD]:
     out: dict = aggregate(per, METRICS + GIVEN_MAIN_RIGHT) if len(per) > 1 else dict(per[0])
     out["main questions"], out["subquestions"] = per[0]["main questions"], per[0]["subquestions"]
     return out
+
+
+def chance_subq() -> float:
+    """The paper's chance SubQ accuracy (%), the line every SubQ figure and claim is read against."""
+    return papers.value("rule", "Table 2", "Chance", "SubQ")
 
 
 def chance_row(data: RuleData) -> dict[str, float]:
