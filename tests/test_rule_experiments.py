@@ -20,6 +20,7 @@ from rcstudy.models.seq2seq import Seq2SeqConfig
 from rcstudy.papers.rule import T5_COLUMNS
 from rcstudy.prompts import rule as rp
 from rcstudy.prompts.rule import ZERO_SHOT_COT
+from rcstudy.report import md_text
 
 GOOD = Path(__file__).parent / "fixtures" / "data" / "rule"
 
@@ -427,7 +428,13 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))
     pd.DataFrame({"id_string": ["train_1", "train_17", "train_35", "train_48"],
                   "subset": ["HARD", "EASY", "HARD", "EASY"]}).to_csv(tmp_path / exports.EASY_HARD, index=False)
-    res = ex.run(ex.Config.load("smoke"), runtime.setup(device="cpu", threads=1))
+    asked = {}
+
+    def full_profile(rows: dict) -> dict:  # what plan.row_needs says, given each stuck row's jobs
+        asked.update(rows)
+        return {row: f"N GPU hours for {row}" for row in rows}
+
+    res = ex.run(ex.Config.load("smoke"), runtime.setup(device="cpu", threads=1), full_profile=full_profile)
     assert {"rule_counts", "rule_splits", "rule_table2_trained", "rule_table2_prompted", "rule_given_main_right",
             "rule_positions", "rule_none", "rule_table3", "rule_alignment", "rule_table5", "rule_context_ablation",
             "rule_by_type", "rule_by_count", "rule_easy_hard", "rule_table4"} <= set(res.tables)
@@ -442,6 +449,39 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     subq = res.claims.claims[2]
     stuck = "did not learn" in res.facts["rule_loss_warnings"].data
     assert subq.verdict == "model at chance" if stuck else subq.verdict != "not testable here"
+    # every row at chance, and only those, says what the full profile would spend on it, by its jobs there
+    learned = res.tables["rule_learned"]["learned"]
+    assert set(asked) == set(learned.index[learned == "NO"]) and asked
+    assert asked["tiny-llama, zero-shot (letter prob.) (subquestions)"] == {
+        "step": "lm_job", "arguments": {"analysis": "setting", "spec": "0:vanilla:letter"}}  # each full LM, that setting
+    assert asked["tiny-llama, one-shot, ReClor exemplars (letter prob.) (main questions)"] == {
+        "step": "lm_job", "arguments": {"analysis": "rationales"}}  # a setting the full profile does not run
+    warnings = res.facts["rule_loss_warnings"].data + res.facts["rule_lm_warnings"].data
+    assert all(md_text(f"N GPU hours for {row}") in warnings for row in asked)
+    assert any("the full profile would need N GPU hours" in c.evidence for c in res.claims.claims
+               if c.verdict == "model at chance")
+
+
+def test_a_fine_tuned_row_at_chance_needs_the_full_profiles_jobs(fixture_data):
+    """The encoder's counterpart is the full profile's encoder (each seed); a text-to-text model the
+    full profile does not train has no one counterpart: every fine-tuning of the full profile."""
+    from rcstudy import plan
+    from rcstudy.experiments.rule.gates import full_profile_rows
+    from rcstudy.experiments.rule.rationales import Rationales
+    from rcstudy.experiments.rule.units import Prompted, Trained
+
+    cfg = ex.Config.load("smoke")
+    encoder, setups = ex.trained_setups(cfg)
+    text_to_text = f"{encoder} (text to text)"
+    rows = full_profile_rows(cfg, Trained(encoder, setups, {encoder: [], text_to_text: []}, []),
+                             Prompted({}, {}, [], (), {}), Rationales(runs={}, asked=pd.DataFrame(), origins={}),
+                             [encoder, text_to_text])
+    full_encoder = ex.trained_setups(ex.Config.load("full"))[0]
+    assert rows == {encoder: {"step": "trained_job", "arguments": {"name": full_encoder}},
+                    text_to_text: {"step": "trained_job"}}
+    needs = plan.row_needs("rule", rows)
+    assert "GPU hours on one H100 (3 jobs: microsoft/deberta-v3-large seed 0" in needs[encoder]
+    assert "having no one counterpart there" in needs[text_to_text]
 
 
 def test_without_context_changes_only_the_context(data):

@@ -1,11 +1,13 @@
-"""Did each model learn? The gates the claims rest on (:mod:`rcstudy.learning`)."""
+"""Did each model learn? The gates the claims rest on (:mod:`rcstudy.learning`), and what the full
+profile would spend on a row at chance (:func:`rcstudy.plan.row_needs`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal, Mapping
+from typing import Collection, Literal, Mapping
 
 from ... import learning
+from .config import Config, trained_setups
 from .rationales import Rationales
 from .units import Prompted, System, Trained, chance_of, mains_of, runs_by_question
 
@@ -61,6 +63,16 @@ class Gates:
                  **{n + ON_MAIN_QUESTIONS: c for n, c in self.lm_main.items()}}
         return {row: replace(c, name=row) for row, c in named.items()}
 
+    def with_full_profile(self, needs: Mapping[str, str]) -> "Gates":
+        """These gates with what the full profile would spend on each row of ``needs`` (by row, as
+        :meth:`rows` names them), said in their warnings and in the claims resting on them."""
+        def group(checks: dict[str, learning.LossCheck], suffix: str) -> dict[str, learning.LossCheck]:
+            return learning.with_full_profile(checks, {c.name: needs[n + suffix] for n, c in checks.items()
+                                                       if n + suffix in needs})
+
+        return Gates(group(self.trained, ""), group(self.lm_sub, ON_SUBQUESTIONS),
+                     group(self.lm_main, ON_MAIN_QUESTIONS))
+
 
 def gates_of(trained: Trained, prompted: Prompted, rationales: Rationales, seed: int) -> Gates:
     """Every gate: the fine-tuned models, the prompted settings on their subquestions, and Table 5's
@@ -68,3 +80,34 @@ def gates_of(trained: Trained, prompted: Prompted, rationales: Rationales, seed:
     unappended = {n: rationales.runs[n]["no rationale"] for n in rationales.with_context.index}
     return Gates(loss_checks(trained, seed), lm_checks(prompted.systems, "sub", seed),
                  lm_checks(unappended, "main", seed))
+
+
+def full_profile_rows(cfg: Config, trained: Trained, prompted: Prompted, rationales: Rationales,
+                      rows: Collection[str]) -> dict[str, dict]:
+    """The jobs of each of ``rows`` (as :meth:`Gates.rows` names them) in the full profile, as
+    :func:`rcstudy.plan.row_needs` selects them: the encoder as the full profile's encoder, a
+    text-to-text model by its row where the full profile trains it, else by its step alone; a
+    prompted row by the analysis that answers it, its model and its setting where the full
+    profile runs them (a model it does not prompt: that setting of each model it does)."""
+    full = Config.load("full")
+    full_encoder, full_setups = trained_setups(full)
+
+    def trained_row(name: str) -> dict:
+        if name == trained.encoder_name:
+            return {"step": "trained_job", "arguments": {"name": full_encoder}}
+        return {"step": "trained_job", "arguments": {"name": name}} if name in full_setups else {"step": "trained_job"}
+
+    def lm_row(analysis: str, model: str, spec: str, specs: Collection[str]) -> dict:
+        arguments = {"analysis": analysis}
+        if model in full.lm.models:
+            arguments["model"] = model
+        if spec in specs:
+            arguments["spec"] = spec
+        return {"step": "lm_job", "arguments": arguments}
+
+    selectors = {name: trained_row(name) for name in trained.runs}
+    selectors |= {n + ON_SUBQUESTIONS: lm_row("setting", *prompted.origins[n], full.lm.settings)
+                  for n in prompted.systems}
+    selectors |= {n + ON_MAIN_QUESTIONS: lm_row("rationales", *rationales.origins[n], full.analyses.rationale_settings)
+                  for n in rationales.with_context.index}
+    return {row: selector for row, selector in selectors.items() if row in rows}

@@ -4,6 +4,8 @@ what they return, and judges the claims on the sections' results."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Callable
+
 from IPython.display import Markdown
 
 import rcstudy.experiments.rule.steps as steps  # the module whose functions the jobs name (jobs.execute calls them)
@@ -18,7 +20,7 @@ from .config import Config
 from .easy_hard import EasyHard, easy_hard_section
 from .fine_tuned import FineTuned, fine_tuned_section
 from .follow_ups import Overview, alignment_section, count_section, overview_section, positions_section
-from .gates import Gates, gates_of
+from .gates import Gates, full_profile_rows, gates_of
 from .length_types import Length, Types, length_section, type_section
 from .none_option import none_section
 from .prompting import Prompting, prompting_section
@@ -74,6 +76,17 @@ def page_sections(cfg: Config, outputs: Outputs) -> Page:
         reprints=Section(tables={"rule_table4": papers.table("rule", "Table 4").astype("Int64")}))  # not re-run
 
 
+def learned(cfg: Config, page: Page, full_profile: Callable[[dict[str, dict]], dict[str, str]] | None) -> Gates:
+    """Every gate the claims rest on; a row at chance says what the full profile would spend on it
+    where ``full_profile`` tells (given :func:`~.gates.full_profile_rows` of those rows)."""
+    trained, prompted = page.fine_tuned.trained, page.prompting.prompted
+    gates = gates_of(trained, prompted, page.rationales, cfg.sample_seed)
+    stuck = [row for row, c in gates.rows().items() if not c.learned]
+    if full_profile and stuck:
+        gates = gates.with_full_profile(full_profile(full_profile_rows(cfg, trained, prompted, page.rationales, stuck)))
+    return gates
+
+
 def gate_section(gates: Gates) -> Section:
     """The table of every gate, and the warnings of the rows that did not learn (fine-tuned, prompted)."""
     rows = gates.rows()
@@ -98,11 +111,14 @@ def results(cfg: Config, page: Page, gates: Gates, claims: ClaimLog) -> Results:
                    length_bins=cfg.analyses.length_bins, losses=page.fine_tuned.losses)
 
 
-def run(cfg: Config, rt: Runtime) -> Results:
+def run(cfg: Config, rt: Runtime, *,
+        full_profile: Callable[[dict[str, dict]], dict[str, str]] | None = None) -> Results:
     """The whole chapter: its jobs (:func:`~.steps.jobs`) executed here, each section built from
-    their outputs, and the claims judged."""
+    their outputs, and the claims judged. ``full_profile``: given the jobs of the rows that did not
+    learn (:func:`~.gates.full_profile_rows`), what the full profile would spend on each (the page
+    passes :func:`rcstudy.plan.row_needs`), said in their warnings and in the claims resting on them."""
     outputs = execute(steps.jobs(cfg), steps, cfg, rt)
     page = page_sections(cfg, outputs)
-    gates = gates_of(page.fine_tuned.trained, page.prompting.prompted, page.rationales, cfg.sample_seed)
+    gates = learned(cfg, page, full_profile)
     evidence = Evidence(page.fine_tuned, page.prompting, page.rationales, page.ablation, page.types)
     return results(cfg, page, gates, judge_claims(evidence, gates, cfg.sample_seed))
