@@ -466,7 +466,8 @@ def row_needs(chapter: str, selectors: Mapping[str, Mapping], profile: str = "fu
         what = (f"{len(names)} job{'s' * (len(names) != 1)}: {listed}" if wanted or sel.get("every")
                 else f"all its {sel['step']} jobs, having no one counterpart there: {listed}")
         if hours.isna().all():
-            out[row] = f"{len(names)} jobs ({listed}) of a model trained from scratch, whose GPU hours the plan does not estimate"
+            out[row] = (f"{len(names)} job{'s' * (len(names) != 1)} ({listed}) of a model trained from scratch, whose "
+                        "GPU hours the plan does not estimate")
         else:
             unknown = "; those of unknown size not counted" if hours.isna().any() else ""
             out[row] = f"{hours.sum():.3g} GPU hours on one {card} ({what}{unknown})"
