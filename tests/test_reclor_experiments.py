@@ -10,10 +10,12 @@ import pandas as pd
 import pytest
 
 from rcstudy import exports, papers, report, runtime
+from rcstudy.baselines import bilstm, ngram
 from rcstudy.config import ConfigError
 from rcstudy.data import reclor
 from rcstudy.experiments import reclor as ex
 from rcstudy.experiments import shared
+from rcstudy.models import mc
 from conftest import FIXTURES
 
 CONFIG = ex.Config(
@@ -38,9 +40,9 @@ def test_seed_runs_shapes_and_cache(runner, family, monkeypatch):
     runs = runner.seed_runs(family, "A", {"val": val, "test": test})
     assert runs["val"].shape == (2, len(val), 4) and runs["test"].shape == (2, len(test), 4)
     # A second call is served from the on-disk cache: nothing is trained again.
-    monkeypatch.setattr(ex.ngram, "fit_predict_mc", lambda *a, **k: pytest.fail("retrained fastText"))
-    monkeypatch.setattr(ex.bilstm, "fit_predict_mc", lambda *a, **k: pytest.fail("retrained the Bi-LSTM"))
-    monkeypatch.setattr(ex.mc, "fit_linear_head", lambda *a, **k: pytest.fail("retrained the head"))
+    monkeypatch.setattr(ngram, "fit_predict_mc", lambda *a, **k: pytest.fail("retrained fastText"))
+    monkeypatch.setattr(bilstm, "fit_predict_mc", lambda *a, **k: pytest.fail("retrained the Bi-LSTM"))
+    monkeypatch.setattr(mc, "fit_linear_head", lambda *a, **k: pytest.fail("retrained the head"))
     again = runner.seed_runs(family, "A", {"val": val, "test": test})
     np.testing.assert_array_equal(runs["val"], again["val"])
 
@@ -144,7 +146,9 @@ def test_the_headline_model_and_table7_runs_come_from_main_models():
 def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     monkeypatch.setenv("RCSTUDY_DATA", str(FIXTURES / "data"))
     monkeypatch.setenv("RCSTUDY_EXPORTS", str(tmp_path))
-    res = ex.run(ex.Config.load("smoke"), runtime.setup(device="cpu", threads=1))
+    # a row at chance says what the full profile would spend on it (here a stand-in for rcstudy.plan.row_needs)
+    res = ex.run(ex.Config.load("smoke"), runtime.setup(device="cpu", threads=1),
+                 full_profile=lambda rows: {row: "seven GPU hours" for row in rows})
     assert {"reclor_splits", "reclor_table2", "reclor_table3", "reclor_table5", "reclor_table5_variants",
             "reclor_option_length", "reclor_table6", "reclor_table27", "reclor_easy_hard_sizes", "reclor_table7",
             "reclor_table7_paper", "reclor_test_files"} <= set(res.tables)
@@ -161,8 +165,27 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     assert {"held-out loss", "held-out accuracy", "chance"} <= set(trained.columns)
     stuck = trained.index[trained["learned"] == "NO"]
     assert all(report.md_text(name) in res.facts["reclor_t7_warnings"].data for name in stuck)  # names shown as text
+    assert res.facts["reclor_t7_warnings"].data.count("The full profile would need seven GPU hours") == len(stuck)
     assert (tmp_path / exports.EASY_HARD).is_file()
     assert len(pd.read_csv(tmp_path / exports.EASY_HARD)) == res.facts["reclor_export_rows"]
+
+
+def test_a_trained_row_needs_its_full_profile_counterpart_on_the_same_input(fixture_data):
+    """The headline encoder's rows are the full profile's headline on the same input (every seed),
+    the Bi-LSTM its notebook job; an encoder the full profile does not train names its step alone."""
+    from rcstudy import plan
+
+    cfg, full = ex.Config.load("smoke"), ex.Config.load("full")
+    rows = ex.full_profile_rows(cfg, [("tiny-bert", "QA"), ("tiny-llama", "CQA"), ("Bi-LSTM", "CQA")])
+    assert rows["Bi-LSTM (C, Q, A)"] == {"step": "notebook_job", "arguments": {"family": "Bi-LSTM", "fields": "CQA"}}
+    assert rows["tiny-llama (C, Q, A) · paper: BERT_LARGE"] == {"step": "table7_job"}
+    needs = plan.row_needs("reclor", rows)
+    headline = [f"roberta-large (QA) seed {s}" for s in full.seeds]
+    assert needs["tiny-bert (Q, A) · paper: BERT_LARGE"].endswith(
+        f"GPU hours on one H100 (4 jobs: {', '.join(headline[:3])} and 1 more)")
+    assert needs["Bi-LSTM (C, Q, A)"] == ("1 job (Bi-LSTM (CQA) in the notebook) of a model trained from scratch, "
+                                          "whose GPU hours the plan does not estimate")
+    assert "all its table7_job jobs, having no one counterpart there" in needs["tiny-llama (C, Q, A) · paper: BERT_LARGE"]
 
 
 def test_published_tables_are_consistent():
