@@ -35,6 +35,17 @@ def test_the_same_book_twice_differs_in_nothing(tmp_path):
     assert all(c.same for c in compare_books(tmp_path / "a", tmp_path / "a"))
 
 
+def test_markdown_values_are_compared_by_their_text(tmp_path):
+    for root, text in (("a", "EASY − HARD is **18.1**"), ("b", "EASY − HARD is **9.4**")):
+        publish(tmp_path / root, "toy", {}, {})
+        nb_path = tmp_path / root / "book" / "toy.ipynb"
+        nb = json.loads(nb_path.read_text())
+        nb["cells"][0]["outputs"].append(glued("toy_gap", {"text/markdown": text, "text/plain": "<Markdown object>"}))
+        nb_path.write_text(json.dumps(nb))
+    (ch,) = compare_books(tmp_path / "a", tmp_path / "b")
+    assert ch.values == {"toy_gap": ("EASY − HARD is **18.1**", "EASY − HARD is **9.4**")}
+
+
 def test_every_moved_number_and_changed_verdict_is_listed_with_the_counts(tmp_path):
     publish(tmp_path / "a", "toy", {"toy_acc": "41.2", "toy_n": "500", "toy_old": "x"},
             {"c1": (True, ""), "c2": (None, "model at chance"), "c3": (False, "")})

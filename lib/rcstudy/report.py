@@ -339,7 +339,8 @@ def glued_values(path: Path) -> dict[str, object]:
                 # papermill's record mime types carry a prefix: "application/papermill.record/text/plain"
                 prefix = scrapbook.get("mime_prefix", "")
                 data = {key.removeprefix(prefix): value for key, value in out.get("data", {}).items()}
-                values[name] = data.get("application/json") or data.get("text/plain") or data.get("text/html")
+                values[name] = next((data[m] for m in ("application/json", "text/markdown", "text/plain", "text/html")
+                                     if m in data), None)  # a Markdown value's plain text is its class name
     return values
 
 
