@@ -69,3 +69,12 @@ def test_the_command_exits_1_on_differences_and_ignores_what_it_is_told(tmp_path
     assert same.returncode == 0 and "toy: same glued values and verdicts" in same.stdout
     wrong = subprocess.run(cmd + ["--chapter", "tyo"], capture_output=True, text=True)
     assert wrong.returncode == 2 and wrong.stderr.strip() == "rcstudy: error: neither book has published tyo"
+
+
+def test_a_long_value_is_shown_where_it_starts_to_differ():
+    from rcstudy.compare import ChapterChanges
+
+    head = "a warning that goes on for a while before it says anything new, " * 3
+    ch = ChapterChanges("toy", values={"toy_warn": (head + "end.", head + "and the full profile would need 2 GPU hours.")})
+    (line,) = report([ch])[len("toy: 1 glued values and 0 verdicts differ\n"):].splitlines()
+    assert line.startswith("  toy_warn: …") and "end.  →  …" in line and "full profile would need 2 GPU hours." in line

@@ -75,9 +75,19 @@ def compare_books(old: Path, new: Path, chapters: list[str] | None = None, ignor
     return [compare_chapter(c, a.get(c), b.get(c), pattern) for c in names]
 
 
-def _short(value: object) -> str:
+def _short(value: object, start: int = 0) -> str:
     text = "absent" if value is None else str(value).replace("\n", " ")
+    text = ("…" + text[start:]) if start else text
     return text if len(text) <= SHOWN else text[:SHOWN - 1] + "…"
+
+
+def _first_difference(old: object, new: object) -> int:
+    """Where two long values start to differ, less some context (0 for short or absent values)."""
+    if old is None or new is None:
+        return 0
+    a, b = str(old), str(new)
+    same = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return max(0, same - SHOWN // 4) if same > SHOWN // 2 else 0
 
 
 def _counts(counter: Counter) -> str:
@@ -92,7 +102,9 @@ def report(changes: list[ChapterChanges]) -> str:
             lines.append(f"{ch.chapter}: same glued values and verdicts")
             continue
         lines.append(f"{ch.chapter}: {len(ch.values)} glued values and {len(ch.verdicts)} verdicts differ")
-        lines += [f"  {name}: {_short(old)}  →  {_short(new)}" for name, (old, new) in ch.values.items()]
+        for name, (old, new) in ch.values.items():
+            start = _first_difference(old, new)
+            lines.append(f"  {name}: {_short(old, start)}  →  {_short(new, start)}")
         lines += [f"  claim {cid}: {old} → {new}" for cid, old, new in ch.verdicts]
         if ch.verdicts:
             lines.append(f"  counts: {_counts(ch.counts[0])}  →  {_counts(ch.counts[1])}")
