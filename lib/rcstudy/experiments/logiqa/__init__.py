@@ -9,7 +9,7 @@ ablation, transfer, lengths, overlap and the paper's consistency; the figures ar
 """
 
 from .ablation import ablation_section
-from .chapter import EXPORT_FILE, Results, export_predictions, judge_claims, run
+from .chapter import EXPORT_FILE, Results, export_predictions, run
 from .config import LM, Config, Dataset, Encoder, Readers, Sizes, Transfer
 from .data import (LENGTH_BINS, LENGTH_LABELS, LogiQAData, answer_shares, fix_glued_periods, item_length, job_data,
                    length_bucket, load_data, paragraph_leak, split_diagnostics, token_statistics)
@@ -28,7 +28,7 @@ __all__ = [
     "Readers", "Results", "Sizes", "Systems", "Transfer", "TypeLabels", "ablation_job", "ablation_run",
     "ablation_section", "ablation_systems", "answer_shares", "best_match", "encoder_job", "encoder_run",
     "encoder_train_items", "export_predictions", "fix_glued_periods", "full_length", "gold_agreement",
-    "heuristic_types", "item_length", "job_data", "jobs", "judge_claims", "length_bucket", "length_points",
+    "heuristic_types", "item_length", "job_data", "jobs", "length_bucket", "length_points",
     "length_table", "lexical_systems", "lm_items", "lm_job", "lm_run", "lm_system", "load_data", "majority_system",
     "overlap_table", "paragraph_leak", "per_item_overlap", "plm_system", "reader_job", "reader_run", "reclor_source", "run_jobs",
     "results_table", "run", "score", "split_diagnostics", "token_statistics", "transfer_job", "transfer_row_stages",

@@ -13,7 +13,7 @@ from ...report import paper_vs_ours
 from .config import P, Config
 from .data import LogiQAData
 from .predictions import paired_gap, score
-from .section import Section
+from ..section import Section
 from .systems import Systems
 
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
-from ... import exports, papers
+from ... import exports
 from ...cache import file_checksum
-from ...learning import LossCheck
-from ...report import ChapterResults, ClaimLog
+from ...report import ChapterResults
 from ...runtime import Runtime
 from .ablation import Ablations, ablation_section
 from .config import P, Config
@@ -23,7 +22,7 @@ from .predictions import Predictions
 from .reasoning import ReasoningTypes, TypeAccuracy, reasoning_types_section, type_accuracy_section
 from .results import (Learning, MainResults, ReaderCurves, learning_section, main_results_section,
                       reader_curves_section, word_matching_section)
-from .section import Section
+from ..section import Section, composed
 from .steps import run_jobs
 from .systems import Systems, systems
 from .transfer import transfer_section
@@ -50,18 +49,6 @@ class Results(ChapterResults):
     overlap: Overlap
     type_accuracy: TypeAccuracy
     consistency: Section
-
-
-def judge_claims(sections: Sequence[Section], checks: Mapping[str, LossCheck]) -> ClaimLog:
-    """Each of the paper's claims (``rcstudy.papers.logiqa.CLAIMS``, in their order) judged on the
-    evidence a section found for it; ``checks``: whether each trained row learned, for the claims
-    resting on it (:meth:`~.systems.Systems.loss_checks`)."""
-    log = ClaimLog(P)
-    found = {c.id: c for section in sections for c in section.claims}
-    for spec in papers.claims(P):
-        c = found[spec.id]
-        log.judge(c.id, c.evidence, c.text, rests_on=[checks[n] for n in c.rests_on if n in checks])
-    return log
 
 
 def export_predictions(systems: Sequence[Predictions], data: LogiQAData) -> Path:
@@ -94,6 +81,5 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None,
                 "consistency": consistency_section(data)}
     parts = list(sections.values())
     export_predictions(s.everything, data)
-    return Results(tables={k: v for p in parts for k, v in p.tables.items()},
-                   facts={k: v for p in parts for k, v in p.facts.items()},
-                   claims=judge_claims(parts, sections["learning"].checks), systems=s, **sections)
+    return Results(**composed(P, parts, sections["learning"].checks),
+                   systems=s, **sections)

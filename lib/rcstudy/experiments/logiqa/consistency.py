@@ -7,7 +7,7 @@ import pandas as pd
 from ... import papers
 from .config import P
 from .data import LogiQAData
-from .section import Section
+from ..section import Section
 
 
 def consistency_section(data: LogiQAData) -> Section:

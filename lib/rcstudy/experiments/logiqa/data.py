@@ -21,7 +21,7 @@ from ...data.records import MCItem
 from ...jobs import loaded_once
 from ...report import md_text, paper_vs_ours
 from .config import P, Config, Dataset
-from .section import Section
+from ..section import Section
 
 LENGTH_BINS = (0, 100, 150, 200, np.inf)
 LENGTH_LABELS = ("(0,100]", "(100,150]", "(150,200]", "(200,+∞)")

@@ -16,7 +16,7 @@ from .config import P, Config
 from .data import LENGTH_LABELS, LogiQAData, length_bucket
 from .predictions import Predictions, Score, per_item_accuracy
 from .results import best_reader
-from .section import Section
+from ..section import Section
 from .systems import Systems
 
 

@@ -18,7 +18,7 @@ from ...stats import hierarchical_paired
 from .config import P, Config
 from .data import LogiQAData
 from .predictions import Predictions, Score
-from .section import Section
+from ..section import Section
 from .systems import Systems
 
 

@@ -21,7 +21,7 @@ from ...stats import hierarchical_ci
 from .config import P, Config
 from .data import LogiQAData
 from .predictions import Predictions, per_item_accuracy
-from .section import Section
+from ..section import Section
 from .systems import Systems
 
 #: Keyword cues for the five types, read from the definitions in the paper's §3.2.

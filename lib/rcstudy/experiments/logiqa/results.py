@@ -20,7 +20,7 @@ from ...stats import bootstrap_ci, hierarchical_difference
 from .config import P, Config
 from .data import LogiQAData
 from .predictions import SPLIT_COLUMNS, Predictions, Score, detail_table, paired_gap, results_table, score
-from .section import Section
+from ..section import Section
 from .systems import Systems
 
 ROW_NAMES = {"bert-base-uncased": "BERT", "roberta-base": "RoBERTa"}  # our systems that play a paper row

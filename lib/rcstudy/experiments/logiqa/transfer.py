@@ -10,7 +10,7 @@ from ...report import paper_vs_ours
 from .config import P
 from .data import LogiQAData
 from .predictions import SPLIT_COLUMNS, paired_gap, score
-from .section import Section
+from ..section import Section
 from .systems import Systems
 
 SOURCE_NOTE = " (source: ReClor, not RACE/COSMOS)"

@@ -8,7 +8,7 @@ generation and Table 3 (:mod:`.generation`), step types (:mod:`.step_types`), da
 (:mod:`.scale`) and the error categories (:mod:`.errors`); the figures are in :mod:`.plots`.
 """
 
-from .chapter import Results, judge_claims, run
+from .chapter import Results, run
 from .config import (METHOD_NAMES, PAPER, Config, Decoding, ErrorAnalysis, FewShot, Scale, Seq2Seq, engine_config,
                      scaled_generators)
 from .data import job_splits, label_counts, load_splits, quirks, ratio_subsets, split_sizes
@@ -22,7 +22,7 @@ __all__ = [
     "COLUMN_NAMES", "METHOD_NAMES", "OURS_NAMES", "PAPER", "SCALE_PANELS", "Config", "Decoding", "ErrorAnalysis",
     "FeatureFits", "FewShot", "PassageScores", "Results", "Scale", "Seq2Seq", "engine_config", "error_sample",
     "feature_job", "fewshot_facts", "fewshot_inputs", "fewshot_job", "fewshot_shots", "generator_job",
-    "generator_samples", "job_splits", "jobs", "judge_claims", "label_counts", "load_splits", "macro_interval",
+    "generator_samples", "job_splits", "jobs", "label_counts", "load_splits", "macro_interval",
     "quirks", "ratio_subsets", "run", "run_jobs", "scale_job", "scaled_generators", "score_frame", "seq2seq_run",
     "split_sizes",
 ]

@@ -5,11 +5,9 @@ and their outputs, and judges the paper's claims on the sections' evidence."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
-from ... import papers
 from ...data.metalogic import Metagraph
-from ...report import ChapterResults, ClaimLog
+from ...report import ChapterResults
 from ...runtime import Runtime
 from .config import PAPER, Config
 from .data import Data, Example, data_section, example_section, job_splits
@@ -18,7 +16,7 @@ from .generation import Table3, Training, generated, table3_section, training_se
 from .predictors import Baselines, Metrics, baselines_section, metrics_section
 from .runs import generator_samples
 from .scale import DataScale, scale_section
-from .section import Section
+from ..section import composed
 from .step_types import StepTypes, step_types_section
 from .steps import run_jobs
 
@@ -41,19 +39,6 @@ class Results(ChapterResults):
     errors: ErrorCategories
 
 
-def judge_claims(sections: Sequence[Section]) -> ClaimLog:
-    """Each of the paper's claims (:data:`rcstudy.papers.metalogic.CLAIMS`, in their order) judged on
-    the evidence a section found for it: every score with a bootstrap interval over the test
-    passages (each trained system's seeds resampled above them), and the differences from the
-    trivial structure and from the empty prediction paired on the same passages."""
-    log = ClaimLog(PAPER)
-    found = {c.id: c for section in sections for c in section.claims}
-    for spec in papers.claims(PAPER):
-        c = found[spec.id]
-        log.judge(c.id, c.evidence, c.text)
-    return log
-
-
 def run(cfg: Config, rt: Runtime) -> Results:
     """Every table, figure's data, quoted number and claim of the chapter: the chapter's jobs run
     (each finds its result in the cache once it has been computed), then every section is built,
@@ -69,7 +54,6 @@ def run(cfg: Config, rt: Runtime) -> Results:
                 "step_types": step_types_section(splits, g, table3, baselines),
                 "scale": scale_section(cfg, splits, g, outputs, fits), "errors": error_section(cfg, splits, outputs, fits)}
     parts = list(sections.values())
-    return Results(tables={k: v for p in parts for k, v in p.tables.items()},
-                   facts={k: v for p in parts for k, v in p.facts.items()},
-                   claims=judge_claims(parts), captions={k: v for p in parts for k, v in p.captions.items()},
+    return Results(**composed(PAPER, parts),
+                   captions={k: v for p in parts for k, v in p.captions.items()},
                    splits=splits, **sections)

@@ -16,7 +16,7 @@ from ...jobs import loaded_once
 from ...prompts import metalogic as prompts
 from ...report import paper_vs_ours
 from .config import PAPER
-from .section import Section
+from ..section import Section
 
 TABLE4_NOTES = {
     "multi_step": "some node concludes one step and is the premise of another (any edge type)",

@@ -20,7 +20,7 @@ from .data import counts_frame
 from .intervals import error_lead_interval
 from .runs import FeatureFits, error_sample
 from .scores import OURS_NAMES
-from .section import Section
+from ..section import Section
 
 FORMULA, CERTAINTY = ["F1", "F2", "F3", "F4"], ["C1", "C2", "C3", "C4"]
 

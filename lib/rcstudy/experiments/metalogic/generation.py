@@ -24,7 +24,7 @@ from .intervals import PassageScores, macro_interval
 from .predictors import Baselines
 from .runs import Samples, fewshot_inputs
 from .scores import OURS_NAMES, T3, confusion, means, score_frame
-from .section import Section
+from ..section import Section
 
 PAPER_BACKBONES = ("t5-large", "t5-11b")  # the paper's rows compare directly only with these
 FewShotRows = dict[str, tuple[list[Metagraph], dict[str, Prediction]]]  # name → (its test passages, predictions)

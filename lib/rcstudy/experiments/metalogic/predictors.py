@@ -18,7 +18,7 @@ from ...metrics import metalogic as mm
 from ...prompts import metalogic as prompts
 from .config import PAPER, Config
 from .scores import COLUMN_NAMES, means, score_frame
-from .section import Section
+from ..section import Section
 
 
 def rule_window(train: Sequence[Metagraph], windows=(3, 5, 8, 12, None)) -> int | None:

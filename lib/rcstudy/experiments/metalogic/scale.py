@@ -18,7 +18,7 @@ from .generation import Generated
 from .intervals import PassageScores, gain_interval, share_ends
 from .runs import FeatureFits, scale_step
 from .scores import COLUMN_NAMES, OURS_NAMES, SCALE_PANELS, T3
-from .section import Section
+from ..section import Section
 
 
 @dataclass(frozen=True, kw_only=True)

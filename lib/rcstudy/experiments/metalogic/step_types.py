@@ -15,7 +15,7 @@ from .config import PAPER
 from .generation import Generated, Table3
 from .predictors import Baselines
 from .scores import OPS, OURS_NAMES, T14_STEPS, means, operator_frame, score_frame
-from .section import Section
+from ..section import Section
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,12 +15,12 @@ from .config import (BILSTM, LOCAL_MODELS, NGRAM, P, SCRATCH, BiLSTM, Config, Cr
                      Head, Sizes, Tokens, paper_name, row_label)
 from .dataset import load_splits
 from .easy_hard import easy_hard
-from .page import Results, judge_claims, run
+from .page import Results, run
 from .runs import Runner
 from .table7 import full_profile_rows, leaderboard_file_name, table7, table7_side_by_side
 from .work import cross_fit_job, jobs, notebook_job, option_only_job, table7_job
 
 __all__ = ["BILSTM", "LOCAL_MODELS", "NGRAM", "P", "SCRATCH", "BiLSTM", "Config", "CrossFit", "Encoder", "FastText",
            "FineTune", "Head", "Sizes", "Tokens", "paper_name", "row_label", "load_splits", "easy_hard", "Results",
-           "judge_claims", "run", "Runner", "full_profile_rows", "leaderboard_file_name", "table7",
+           "run", "Runner", "full_profile_rows", "leaderboard_file_name", "table7",
            "table7_side_by_side", "cross_fit_job", "jobs", "notebook_job", "option_only_job", "table7_job"]

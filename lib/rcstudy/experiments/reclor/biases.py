@@ -16,7 +16,7 @@ from ...report import md_text
 from ...stats import bootstrap_ci
 from .config import P, Tokens
 from .dataset import TOKENIZATIONS, side_by_side
-from .section import Section
+from ..section import Section
 
 
 def table5_side_by_side(stats: pd.DataFrame, *, min_freq: int, rule: str, k: int = 10) -> tuple[pd.DataFrame, pd.DataFrame]:

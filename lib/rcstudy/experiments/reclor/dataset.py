@@ -18,7 +18,7 @@ from ...data import dataset_file, hub, reclor
 from ...data.records import MCItem
 from ...report import md_code, md_text
 from .config import P, Config
-from .section import Section
+from ..section import Section
 
 
 def load_splits(source: str = hub.FOLDER) -> dict[str, list[MCItem]]:

@@ -19,7 +19,7 @@ from ...stats import hierarchical_ci, mean_sd
 from .config import P, SCRATCH, Config, paper_name
 from .dataset import side_by_side
 from .runs import Runner
-from .section import Section
+from ..section import Section
 from .work import Runs
 
 

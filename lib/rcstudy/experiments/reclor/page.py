@@ -4,21 +4,18 @@ the sections' evidence."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ... import papers
-from ...learning import LossCheck
 from ...models import load_tokenizer
-from ...report import ChapterResults, ClaimLog
+from ...report import ChapterResults
 from ...runtime import Runtime
 from .biases import option_length, token_bias
 from .config import P, Config
 from .dataset import data_section, setting_section, tokenizer_functions
 from .easy_hard import cross_fitted_section, option_only_section
-from .section import Section
+from ..section import composed
 from .table7 import FullProfile, leaderboard_section, main_results, table7_section
 from .work import chapter_runs, job_runner, run_jobs
 
@@ -34,18 +31,6 @@ class Results(ChapterResults):
     easy_hard_bars: pd.DataFrame  # long: Table 7 row, subset (EASY/HARD), accuracy (mean over seeds)
     by_type: pd.DataFrame  # long: (C, Q, A) model, subset, question type, n, accuracy (Figure 4)
     losses: dict[str, list[np.ndarray]]  # Table 7 row → one loss curve per seed
-
-
-def judge_claims(sections: Sequence[Section], checks: Mapping[str, LossCheck]) -> ClaimLog:
-    """Each of the paper's claims and our checks (``CLAIMS`` and ``CHECKS`` of
-    :mod:`rcstudy.papers.reclor`, in their order) judged on the evidence a section found for it;
-    ``checks``: whether each trained row learned, by its name, for the claims resting on it."""
-    log = ClaimLog(P)
-    found = {c.id: c for section in sections for c in section.claims}
-    for spec in [*papers.claims(P), *papers.checks(P)]:
-        c = found[spec.id]
-        log.judge(c.id, c.evidence, c.text, rests_on=[checks[n] for n in c.rests_on if n in checks])
-    return log
 
 
 def run(cfg: Config, rt: Runtime, *, full_profile: FullProfile | None = None) -> Results:
@@ -64,8 +49,7 @@ def run(cfg: Config, rt: Runtime, *, full_profile: FullProfile | None = None) ->
              token_bias(splits["train"], tok_fns["WordPiece"], cfg.tokens), lengths, option_only,
              cross_fitted_section(cfg, splits, runs, option_only.eh), table7,
              leaderboard_section(cfg, m, splits["test"])]
-    return Results(tables={k: v for p in parts for k, v in p.tables.items()},
-                   facts={k: v for p in parts for k, v in p.facts.items()},
-                   claims=judge_claims(parts, table7.checks), chance=100 / len(val[0].options),
+    return Results(**composed(P, parts, table7.checks),
+                   chance=100 / len(val[0].options),
                    option_lengths=lengths.lengths, overlap=option_only.overlap, runs_right=option_only.eh.runs_right,
                    easy_hard_bars=table7.bars, by_type=table7.by_type, losses=table7.losses)

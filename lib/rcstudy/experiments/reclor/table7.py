@@ -23,7 +23,7 @@ from .config import BILSTM, NGRAM, P, Config, paper_row, row_label
 from .dataset import side_by_side
 from .easy_hard import correctness, seed_accuracies, summary
 from .runs import Runner
-from .section import Section
+from ..section import Section
 from .work import Runs
 
 #: What the full profile would spend on each row (:func:`rcstudy.plan.row_needs`), given :func:`full_profile_rows`.

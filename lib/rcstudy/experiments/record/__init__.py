@@ -13,7 +13,7 @@ from .config import PAPER, Config, DocQASettings, ExtractorSettings, LMBaseline,
 from .corpus import construction_checks, corpus_stats, data_overview, example_markdown
 from .methods import (MethodResult, aligned, asreader_result, candidate_oracle, encoder_ranker, export_predictions,
                       f1_difference, first_entity, lm_result, most_frequent_entity, random_guess, span_extractor)
-from .page import Results, judge_claims, run
+from .page import Results, run
 from .trained import full_profile_rows
 from .work import (asreader_job, docqa_job, extractor_job, job_queries, jobs, lm_job, lm_queries, ranker_job,
                    span_queries)
@@ -22,5 +22,5 @@ __all__ = ["PAPER", "Config", "DocQASettings", "ExtractorSettings", "LMBaseline"
            "construction_checks", "corpus_stats", "data_overview", "example_markdown", "MethodResult", "aligned",
            "asreader_result", "candidate_oracle", "encoder_ranker", "export_predictions", "f1_difference",
            "first_entity", "lm_result", "most_frequent_entity", "random_guess", "span_extractor", "Results",
-           "judge_claims", "run", "full_profile_rows", "asreader_job", "docqa_job", "extractor_job", "job_queries",
+           "run", "full_profile_rows", "asreader_job", "docqa_job", "extractor_job", "job_queries",
            "jobs", "lm_job", "lm_queries", "ranker_job", "span_queries"]

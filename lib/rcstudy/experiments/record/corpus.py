@@ -20,7 +20,7 @@ from ...data.records import ClozeQuery
 from ...metrics.record import exact_match_score, f1_score, normalize_answer
 from ...report import md_text, paper_vs_ours
 from .config import PAPER, Config
-from .section import Section
+from ..section import Section
 
 PCT = "% of queries"
 GOLD_AMONG = "a gold answer is among the candidate entities"

@@ -4,17 +4,14 @@ the sections' evidence."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ... import papers
-from ...learning import LossCheck
-from ...report import ChapterResults, ClaimLog
+from ...report import ChapterResults
 from ...runtime import Runtime
 from .config import PAPER, Config
 from .corpus import overview_section, statistics_section
-from .section import Section
+from ..section import composed
 from .table4 import readers, table4_section
 from .trained import FullProfile, trained_section
 from .work import chapter_data, run_jobs, training_queries
@@ -34,18 +31,6 @@ class Results(ChapterResults):
     seeds: tuple[int, ...]
 
 
-def judge_claims(sections: Sequence[Section], checks: Mapping[str, LossCheck]) -> ClaimLog:
-    """Each of the paper's claims and our checks (``CLAIMS`` and ``CHECKS`` of
-    :mod:`rcstudy.papers.record`, in their order) judged on the evidence a section found for it;
-    ``checks``: whether each trained row learned, by its name, for the claims resting on it."""
-    log = ClaimLog(PAPER)
-    found = {c.id: c for section in sections for c in section.claims}
-    for spec in [*papers.claims(PAPER), *papers.checks(PAPER)]:
-        c = found[spec.id]
-        log.judge(c.id, c.evidence, c.text, rests_on=[checks[n] for n in c.rests_on if n in checks])
-    return log
-
-
 def run(cfg: Config, rt: Runtime, *, full_profile: FullProfile | None = None) -> Results:
     """Everything the chapter shows, computed from ``cfg`` (the data come from ``cfg.data_source``)
     and from what its jobs return (:func:`~.work.run_jobs`).
@@ -58,8 +43,6 @@ def run(cfg: Config, rt: Runtime, *, full_profile: FullProfile | None = None) ->
     table4 = table4_section(cfg, train_q, data.eval, r)
     trained = trained_section(cfg, train_q, table4, r, full_profile)
     parts = [overview, statistics, table4, trained]
-    return Results(tables={k: v for p in parts for k, v in p.tables.items()},
-                   facts={k: v for p in parts for k, v in p.facts.items()},
-                   claims=judge_claims(parts, {c.name: c for c in trained.checks.values()}),
+    return Results(**composed(PAPER, parts, {c.name: c for c in trained.checks.values()}),
                    mode=overview.mode, example=overview.example, funnel=statistics.funnel, lengths=statistics.lengths,
                    table4=table4.ours, paper_table4=table4.paper, curves=trained.curves, seeds=trained.seeds)

@@ -21,7 +21,7 @@ from ...stats import Interval
 from .config import PAPER, Config
 from .methods import (MethodResult, SeedRun, SpanRun, aligned, candidate_oracle, export_predictions, f1_difference,
                       first_entity, most_frequent_entity, pooled, pooled_spans, random_guess, results_frame)
-from .section import Section
+from ..section import Section
 from .work import lm_queries, span_queries
 
 #: Rows of our Table 4 that are no machine reader of the paper's kind (left out of "the best method").

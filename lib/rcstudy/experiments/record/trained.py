@@ -14,7 +14,7 @@ from ...data.records import ClozeQuery
 from ...prompts.record import cloze_items
 from ...report import md_text
 from .config import Config
-from .section import Section
+from ..section import Section
 from .table4 import Readers, Table4
 
 #: What the full profile would spend on each row (:func:`rcstudy.plan.row_needs`), given :func:`full_profile_rows`.
