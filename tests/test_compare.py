@@ -52,7 +52,9 @@ def test_every_moved_number_and_changed_verdict_is_listed_with_the_counts(tmp_pa
     publish(tmp_path / "b", "toy", {"toy_acc": "39.8", "toy_n": "500", "toy_new": "y"},
             {"c1": (True, ""), "c2": (None, "underpowered"), "c4": (True, "")})
     (ch,) = compare_books(tmp_path / "a", tmp_path / "b")
-    assert ch.values == {"toy_acc": ("41.2", "39.8"), "toy_new": (None, "y"), "toy_old": ("x", None)}
+    glued = {k: v for k, v in ch.values.items() if not k.startswith("claim ")}
+    assert glued == {"toy_acc": ("41.2", "39.8"), "toy_new": (None, "y"), "toy_old": ("x", None)}
+    assert ch.values["claim c4.evidence"] == (None, "our numbers")
     assert ch.verdicts == [("c2", "model at chance", "underpowered"), ("c3", "does not hold", "absent"),
                            ("c4", "absent", "holds")]
     text = report([ch])
@@ -78,3 +80,12 @@ def test_a_long_value_is_shown_where_it_starts_to_differ():
     ch = ChapterChanges("toy", values={"toy_warn": (head + "end.", head + "and the full profile would need 2 GPU hours.")})
     (line,) = report([ch])[len("toy: 1 glued values and 0 verdicts differ\n"):].splitlines()
     assert line.startswith("  toy_warn: …") and "end.  →  …" in line and "full profile would need 2 GPU hours." in line
+
+
+def test_a_claims_evidence_that_changed_is_listed_even_when_its_verdict_did_not(tmp_path):
+    publish(tmp_path / "a", "toy", {}, {"c1": (True, "")})
+    publish(tmp_path / "b", "toy", {}, {"c1": (True, "")})
+    nb_path = tmp_path / "b" / "book" / "toy.ipynb"
+    nb_path.write_text(nb_path.read_text().replace("our numbers", "our other numbers"))
+    (ch,) = compare_books(tmp_path / "a", tmp_path / "b")
+    assert ch.values == {"claim c1.evidence": ("our numbers", "our other numbers")} and ch.verdicts == []

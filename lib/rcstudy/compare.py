@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .claims import VERDICT_ORDER
@@ -45,9 +45,16 @@ def _verdicts(claims: list[Claim]) -> dict[str, str]:
     return {c.id: c.kind for c in claims}
 
 
+def _claim_texts(claims: list[Claim]) -> dict[str, object]:
+    """What a reader sees of each claim besides its verdict (evidence, the rule's comparison, the
+    null's verdict, power), by ``<claim id>.<field>``."""
+    return {f"{c.id}.{k}": v for c in claims for k, v in asdict(c).items() if k not in ("id", "holds", "reason")}
+
+
 def compare_chapter(chapter: str, old: Path | None, new: Path | None, ignore: re.Pattern | None = None
                     ) -> ChapterChanges:
-    """The glued values (claims aside) and claim verdicts of one chapter's two notebooks."""
+    """The glued values and the claims (their verdicts, and each field a reader sees) of one
+    chapter's two notebooks."""
     read = lambda p: glued_values(p) if p else {}  # noqa: E731
     a, b = read(old), read(new)
     claims = {k for k in {*a, *b} if k.endswith("_claims")}
@@ -55,8 +62,12 @@ def compare_chapter(chapter: str, old: Path | None, new: Path | None, ignore: re
     for name in sorted({*a, *b} - claims):
         if (ignore is None or not ignore.search(name)) and a.get(name) != b.get(name):
             changes.values[name] = (a.get(name), b.get(name))
-    va = _verdicts(claims_from_notebook(old)) if old else {}
-    vb = _verdicts(claims_from_notebook(new)) if new else {}
+    ca, cb = (claims_from_notebook(p) if p else [] for p in (old, new))
+    ta, tb = _claim_texts(ca), _claim_texts(cb)
+    for name in sorted({*ta, *tb}):
+        if ta.get(name) != tb.get(name) and not (ignore and ignore.search(name)):
+            changes.values[f"claim {name}"] = (ta.get(name), tb.get(name))
+    va, vb = _verdicts(ca), _verdicts(cb)
     changes.verdicts = [(cid, va.get(cid, "absent"), vb.get(cid, "absent"))
                         for cid in [*va, *(c for c in vb if c not in va)] if va.get(cid) != vb.get(cid)]
     changes.counts = (Counter(va.values()), Counter(vb.values()))
