@@ -9,11 +9,11 @@ from ...data.rule import RuleData, RulePrompts
 from ...jobs import Outputs
 from ...models.rule_lm import LazyLM
 from ...report import cell, paper_vs_ours
+from ..section import Section
 from .baselines import overlap_facts
 from .config import Config
 from .fine_tuned import FineTuned, trained_systems
 from .prompting import prompted_setting, settings_labels, with_and_without_context
-from .results import Section
 from .units import NO_CONTEXT, Prompted, System, lm_outputs, results_table, seed_average, system_scores
 
 

@@ -12,7 +12,7 @@ from ... import exports
 from ...data.rule import RuleData
 from ...settings import exports_dir
 from ...stats import difference_interval
-from .results import Section
+from ..section import Section
 from .units import Prompted, System, Trained, per_main, pooled, seed_label
 
 

@@ -14,11 +14,11 @@ from ...report import cell, paper_vs_ours
 from ...runtime import Runtime
 from ...stats import Interval, hierarchical_ci
 from .. import shared
+from ..section import Section
 from .alignment import alignment_frame, alignment_items
 from .baselines import baseline_systems
 from .config import Config, EncoderSetup, trained_setups
 from .none_option import none_table
-from .results import Section
 from .units import (NO_CONTEXT, Evaluation, System, Trained, Unavailable, alignment_sample, chance_row, chance_subq,
                     mains_of, results_table, runs_by_question, seed_average, system_scores)
 

@@ -12,10 +12,10 @@ import pandas as pd
 from ... import papers
 from ...data.rule import RuleData
 from ...report import cell, paper_vs_ours
+from ..section import Section
 from .alignment import alignment_rates
 from .fine_tuned import FineTuned
 from .prompting import Prompting
-from .results import Section
 from .units import Prompted, System, Trained, numeric, per_main, pooled, results_table, seed_label
 
 

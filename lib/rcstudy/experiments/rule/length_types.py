@@ -16,9 +16,9 @@ from ...data.rule import NONE_OPTION, RuleData
 from ...metrics.rule import METRICS
 from ...papers.rule import TYPE_MIN_SUBQUESTIONS
 from ...report import paper_vs_ours
+from ..section import Section
 from .config import Config
 from .prompting import best_by_subq
-from .results import Section
 from .units import Evaluation, Prompted, System, Trained, pooled, sub_correct, unit_scores
 
 #: ReClor question types from the question text, first match wins (the ReClor spec's keyword

@@ -10,7 +10,7 @@ from ... import papers
 from ...metrics.rule import none_scores
 from ...report import paper_vs_ours
 from ...stats import Interval, subset_difference
-from .results import Section
+from ..section import Section
 from .units import Prompted, System, Trained, sub_correct
 
 NONE_COLUMNS = ("None offered", "None is the answer", "with a None-answer exemplar", "without", "n offered", "n answer")

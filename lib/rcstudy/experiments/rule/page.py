@@ -14,6 +14,7 @@ from ... import learning, papers
 from ...jobs import Outputs, execute
 from ...report import ClaimLog, md_text
 from ...runtime import Runtime
+from ..section import Section
 from .ablation import Ablation, ablation_section
 from .claims import Evidence, judge_claims
 from .config import Config
@@ -26,7 +27,7 @@ from .none_option import none_section
 from .prompting import Prompting, prompting_section
 from .rationales import Rationales, rationale_section
 from .release import Release, lengths_section, reclor_join_section, release_section
-from .results import Results, Section
+from .results import Results
 from .units import chance_subq, samples
 
 

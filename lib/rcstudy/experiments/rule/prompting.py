@@ -17,10 +17,10 @@ from ...models.rule_lm import LazyLM, lm_predict
 from ...prompts import rule as prompt_formats
 from ...prompts.rule import ZERO_SHOT_COT
 from ...report import cell, paper_vs_ours
+from ..section import Section
 from .alignment import alignment_frame, alignment_items
 from .config import Config, PromptSetting
 from .release import leaked_mains
-from .results import Section
 from .units import (NO_CONTEXT, Evaluation, Prompted, System, Unavailable, lm_outputs, numeric, results_table,
                     system_scores)
 

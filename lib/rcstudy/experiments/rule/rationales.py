@@ -12,9 +12,9 @@ from ...data.rule import RuleData, RulePrompts
 from ...models.rule_lm import LazyLM
 from ...jobs import Outputs
 from ...report import paper_vs_ours
+from ..section import Section
 from .config import Config, PromptSetting
 from .prompting import prompting_system, settings_labels, with_and_without_context
-from .results import Section
 from .units import NO_CONTEXT, Prompted, System, lm_outputs, unit_scores
 
 #: Table 5's variants: which rationales are appended (selective, eliminative).

@@ -16,7 +16,7 @@ from ...data.records import MCItem
 from ...data.rule import NONE_OPTION, RuleData, RulePrompts, exemplar_keys
 from ...errors import DataFileMissing
 from ...report import paper_vs_ours
-from .results import Section
+from ..section import Section
 from .units import chance_subq
 
 

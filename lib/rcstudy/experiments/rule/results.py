@@ -1,24 +1,12 @@
-"""What a section of the RULE page computes, and what the whole page shows."""
+"""What the RULE page shows."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
-
 import pandas as pd
 
 from ...data.rule import RuleData
 from ...report import ChapterResults
-
-
-@dataclass(frozen=True, kw_only=True)
-class Section:
-    """One section of the page: its tables, the facts its prose quotes (glue name → value) and the
-    captions that name a system. A section with figures or claims subclasses it with their data."""
-
-    tables: Mapping[str, pd.DataFrame] = field(default_factory=dict)
-    facts: Mapping[str, object] = field(default_factory=dict)
-    captions: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
