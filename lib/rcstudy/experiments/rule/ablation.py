@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Mapping, Sequence
 
 from ... import papers
+from ...claims import ClaimEvidence
 from ...data.rule import RuleData, RulePrompts
 from ...jobs import Outputs
 from ...models.rule_lm import LazyLM
@@ -14,22 +15,14 @@ from .baselines import overlap_facts
 from .config import Config
 from .fine_tuned import FineTuned, trained_systems
 from .prompting import prompted_setting, settings_labels, with_and_without_context
-from .units import NO_CONTEXT, Prompted, System, lm_outputs, results_table, seed_average, system_scores
+from .units import (NO_CONTEXT, Prompted, System, lm_outputs, paired_runs, results_table, runs_by_question,
+                    seed_average, system_scores)
 
 
 def ablation_runs(cfg: Config, lazy: LazyLM, prompts: RulePrompts, spec: str, sample: RuleData) -> dict[str, System]:
     """Appendix M's runs of one prompt setting, by suffix: with the context and without it."""
     return {suffix: prompted_setting(cfg, lazy, p, spec, variant_sample)
             for suffix, (p, variant_sample) in with_and_without_context(cfg, prompts, sample).items()}
-
-
-@dataclass(frozen=True, kw_only=True)
-class Ablation(Section):
-    """Appendix M's analog: each row's metrics and systems (seeds), and the (with, without) pairs."""
-
-    rows: dict[str, dict]
-    pairs: list[tuple[str, str]]
-    systems: dict[str, list[System]]
 
 
 def ablated_rows(cfg: Config, outputs: Outputs, fine_tuned: FineTuned, prompted: Prompted, enc_sample: RuleData
@@ -56,8 +49,9 @@ def ablated_rows(cfg: Config, outputs: Outputs, fine_tuned: FineTuned, prompted:
 
 
 def ablation_section(cfg: Config, outputs: Outputs, fine_tuned: FineTuned, prompted: Prompted,
-                     enc_sample: RuleData) -> Ablation:
-    """Appendix M's analog, and the word-overlap cue with and without the context."""
+                     enc_sample: RuleData) -> Section:
+    """Appendix M's analog, the word-overlap cue with and without the context, and the claim on the
+    subquestions without it (its bootstrap seeded by ``cfg.sample_seed``)."""
     rows, pairs, systems = ablated_rows(cfg, outputs, fine_tuned, prompted, enc_sample)
     tables = {"rule_context_ablation": paper_vs_ours(papers.table("rule", "Appendix M"), results_table(rows))} \
         if rows else {}
@@ -71,4 +65,16 @@ def ablation_section(cfg: Config, outputs: Outputs, fine_tuned: FineTuned, promp
     random = t4["Total (random)"]
     facts = {"rule_ablation_text": text, "rule_t4_contextual": f"{random['Contextual']:.0f} of {random['Total']:.0f}",
              "rule_ablation_settings": settings_labels(cfg.analyses.ablation_settings), **overlap_facts(enc_sample)}
-    return Ablation(tables=tables, facts=facts, rows=rows, pairs=pairs, systems=systems)
+    return Section(tables=tables, facts=facts, claims=(context_claim(rows, pairs, systems, cfg.sample_seed),))
+
+
+def context_claim(rows: Mapping[str, Mapping], pairs: Sequence[tuple[str, str]], systems: Mapping[str, list[System]],
+                  seed: int) -> ClaimEvidence:
+    """Each (with, without the context) pair of Appendix M: SubQ accuracy's drop, paired
+    (subquestions drawn with their main question)."""
+    ablated = {w: (runs_by_question(systems[w], "sub"), runs_by_question(systems[wo], "sub")) for w, wo in pairs}
+    mains = {i: systems[w][0].data.sub(i).meta["main_id"] for w, (a, _) in ablated.items() for i in a.columns}
+    drops = {w: paired_runs(a, b, seed, mains) for w, (a, b) in ablated.items()}
+    return ClaimEvidence("subquestions-need-context", {"drop": drops} if pairs else None,
+                         "; ".join(f"{w}: {cell(rows[w]['SubQ'])} → {cell(rows[wo]['SubQ'])}, paired drop {drops[w]}"
+                                   for w, wo in pairs) or "not run")

@@ -9,6 +9,7 @@ import pandas as pd
 from ...data.records import MCItem
 from ...data.rule import RuleData
 from ...prompts import rule as prompt_formats
+from ...stats import Interval, difference_interval
 
 
 def alignment_items(data: RuleData) -> list[MCItem]:
@@ -27,3 +28,9 @@ def alignment_frame(items: Sequence[MCItem], pred: Sequence[int]) -> pd.DataFram
 def alignment_rates(frame: pd.DataFrame) -> tuple[float, float]:
     """Alignment accuracy (fractions) when the given option is correct, and when it is incorrect."""
     return frame.loc[frame["selective"], "right"].mean(), frame.loc[~frame["selective"], "right"].mean()
+
+
+def alignment_gap(frame: pd.DataFrame, seed: int) -> Interval:
+    """Alignment accuracy on correct minus incorrect options (points), two-group bootstrap interval."""
+    right, selective = frame["right"].to_numpy(float), frame["selective"].to_numpy(bool)
+    return difference_interval(right[selective], right[~selective], seed=seed)

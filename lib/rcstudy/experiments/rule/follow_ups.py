@@ -4,19 +4,22 @@ and consistency by number of subquestions."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ... import papers
+from ...claims import ClaimEvidence
 from ...data.rule import RuleData
 from ...report import cell, paper_vs_ours
+from ...stats import Interval, bootstrap_ci, hierarchical_ci
 from ..section import Section
-from .alignment import alignment_rates
+from .alignment import alignment_gap, alignment_rates
 from .fine_tuned import FineTuned
 from .prompting import Prompting
-from .units import Prompted, System, Trained, numeric, per_main, pooled, results_table, seed_label
+from .units import (Prompted, System, Trained, numeric, per_main, pooled, results_table, runs_by_question,
+                    seed_label)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,14 +41,42 @@ def figure_points(rows: Mapping[str, Mapping]) -> tuple[pd.DataFrame, pd.DataFra
     return pick(("Selective", "Eliminative")), pick(("MainQ", "SubQ", "Consistency"))
 
 
-def overview_section(fine_tuned: FineTuned, prompting: Prompting) -> Overview:
-    """Every system but chance: the figures' points, and SubQ accuracy given the main question right."""
+def overview_section(fine_tuned: FineTuned, prompting: Prompting, seed: int) -> Overview:
+    """Every system but chance: the figures' points, SubQ accuracy given the main question right,
+    and the claim on every system's consistency (``seed`` seeds its bootstrap)."""
     rows = {**{k: v for k, v in fine_tuned.rows.items() if k != "Chance"}, **prompting.rows}
     bars, points = figure_points(rows)
     given = results_table(rows, ["SubQ", "SubQ | main right", "MainQ-wise SubQ | main right"])
-    return Overview(tables={"rule_given_main_right": given.map(cell)}, rows=rows, bars=bars, points=points,
+    return Overview(tables={"rule_given_main_right": given.map(cell)},
+                    claims=(consistency_claim(fine_tuned.trained, prompting.prompted, seed),),
+                    rows=rows, bars=bars, points=points,
                     human={c: papers.value("rule", "Table 2", "Human", c)
                            for c in ("MainQ", "SubQ", "Eliminative", "Consistency")})
+
+
+def consistency_claim(trained: Trained, prompted: Prompted, seed: int) -> ClaimEvidence:
+    """Every fine-tuned model and prompted setting: its consistency and MainQ accuracy with
+    intervals; it rests on the fine-tuned models having learned."""
+    systems = {**trained.runs, **{n: [s] for n, s in prompted.systems.items()}}
+    consistency = {n: hierarchical_ci(runs_by_question(runs, "consistent").to_numpy(float), seed=seed)
+                   for n, runs in systems.items()}
+    mainq = {n: hierarchical_ci(runs_by_question(runs, "main").to_numpy(float), seed=seed)
+             for n, runs in systems.items()}
+    return ClaimEvidence(
+        "consistency-below-human",
+        {"consistency": consistency, "mainq": mainq, "human": papers.value("rule", "Table 2", "Human", "Consistency"),
+         "chance": papers.value("rule", "Table 2", "Chance", "SubQ")} if systems else None,
+        "; ".join(f"{n}: MainQ {mainq[n]}, consistency {consistency[n]}" for n in systems) or "nothing evaluated",
+        rests_on=tuple(trained.runs))
+
+
+def consistency_excess(systems: Sequence[System], seed: int) -> Interval:
+    """Consistency − MainQ / 2 (points) over the main questions of ``systems`` (seeds or units
+    pooled), with a bootstrap interval over main questions: each contributes
+    all-right − main-right / 2, so the mean is the claim's quantity."""
+    frame = pd.concat([per_main(s.data, ev) for s in systems for ev in s.evals], ignore_index=True)
+    return bootstrap_ci(frame["consistent"].to_numpy(float) - frame["main_right"].to_numpy(float) / 2,
+                        scale=100, seed=seed)
 
 
 def position_table(systems: Mapping[str, System], data: RuleData) -> pd.DataFrame:
@@ -77,8 +108,9 @@ def positions_section(trained: Trained, prompted: Prompted, data: RuleData) -> S
         + f" (the gold answer is at each position {gold.min():.1f}–{gold.max():.1f} % of the time).")})
 
 
-def alignment_section(trained: Trained, prompted: Prompted) -> Section:
-    """§5's rationale alignment: the LMs zero-shot, the encoder (first seed) as multiple choice."""
+def alignment_section(trained: Trained, prompted: Prompted, seed: int) -> Section:
+    """§5's rationale alignment: the LMs zero-shot, the encoder (first seed) as multiple choice; and
+    the claim on the first LM's gap (``seed`` seeds its bootstrap)."""
     frames = {f"{name}, zero-shot (letter prob.)": f for name, f in prompted.alignments.items()}
     frames.update({seed_label(trained.encoder_name, r): r.info["alignment"] for r in trained.encoder_runs[:1]
                    if "alignment" in r.info})
@@ -90,7 +122,19 @@ def alignment_section(trained: Trained, prompted: Prompted) -> Section:
         "; ".join(f"{n}: {r['correct options']:.1f} % for correct options and {r['incorrect options']:.1f} % for "
                   "incorrect ones" for n, r in ours.iterrows())
         + f" (paper, five-shot InstructGPT: {p['correct options']:.1f} % and {p['incorrect options']:.1f} %)."
-        if len(ours) else "Not run in this profile.")})
+        if len(ours) else "Not run in this profile.")}, claims=(alignment_claim(prompted, seed),))
+
+
+def alignment_claim(prompted: Prompted, seed: int) -> ClaimEvidence:
+    """The first LM's zero-shot alignment: correct − incorrect options."""
+    if not prompted.alignments:
+        return ClaimEvidence("alignment-gap", None, "not run: needs a language model")
+    name, frame = next(iter(prompted.alignments.items()))
+    a_sel, a_elim = alignment_rates(frame)
+    gap = alignment_gap(frame, seed)
+    return ClaimEvidence("alignment-gap", {"gap": gap},
+                         f"{name}: {100 * a_sel:.1f}% (n={int(frame['selective'].sum())}) vs "
+                         f"{100 * a_elim:.1f}% (n={int((~frame['selective']).sum())}): gap {gap}")
 
 
 def by_subquestion_count(system: System) -> pd.DataFrame:

@@ -1,19 +1,23 @@
-"""Did each model learn? The gates the claims rest on (:mod:`rcstudy.learning`), and what the full
-profile would spend on a row at chance (:func:`rcstudy.plan.row_needs`)."""
+"""Did each model learn? The gates the claims rest on (:mod:`rcstudy.learning`), the section that
+shows them, and what the full profile would spend on a row at chance (:func:`rcstudy.plan.row_needs`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Collection, Literal, Mapping
+from typing import Callable, Collection, Literal, Mapping
+
+from IPython.display import Markdown
 
 from ... import learning
+from ...report import md_text
+from ..section import Section
 from .config import Config, trained_setups
 from .rationales import Rationales
-from .units import Prompted, System, Trained, chance_of, mains_of, runs_by_question
+from .units import (ON_MAIN_QUESTIONS, ON_SUBQUESTIONS, Prompted, System, Trained, chance_of, mains_of,
+                    runs_by_question)
 
-#: How the page's table names a prompted setting gated on its subquestions, and one gated on its main questions.
-ON_SUBQUESTIONS, ON_MAIN_QUESTIONS = " (subquestions)", " (main questions)"
-
+#: What the full profile would spend on each row (:func:`rcstudy.plan.row_needs`), given :func:`full_profile_rows`.
+FullProfile = Callable[[dict[str, dict]], dict[str, str]]
 
 def loss_checks(trained: Trained, seed: int) -> dict[str, learning.LossCheck]:
     """Did each fine-tuned model learn? It is judged on RULE's main questions, ReClor questions
@@ -48,43 +52,47 @@ def lm_checks(systems: Mapping[str, System], kind: Literal["main", "sub"], seed:
     return out
 
 
-@dataclass(frozen=True)
-class Gates:
-    """The models the claims rest on, by row: each fine-tuned model (on the held-out main questions),
-    each prompted setting on its subquestions, and each of Table 5's settings on its main questions."""
-
-    trained: dict[str, learning.LossCheck]
-    lm_sub: dict[str, learning.LossCheck]
-    lm_main: dict[str, learning.LossCheck]
-
-    def rows(self) -> dict[str, learning.LossCheck]:
-        """Every gate by the row the page's table gives it, each named so."""
-        named = {**self.trained, **{n + ON_SUBQUESTIONS: c for n, c in self.lm_sub.items()},
-                 **{n + ON_MAIN_QUESTIONS: c for n, c in self.lm_main.items()}}
-        return {row: replace(c, name=row) for row, c in named.items()}
-
-    def with_full_profile(self, needs: Mapping[str, str]) -> "Gates":
-        """These gates with what the full profile would spend on each row of ``needs`` (by row, as
-        :meth:`rows` names them), said in their warnings and in the claims resting on them."""
-        def group(checks: dict[str, learning.LossCheck], suffix: str) -> dict[str, learning.LossCheck]:
-            return learning.with_full_profile(checks, {c.name: needs[n + suffix] for n, c in checks.items()
-                                                       if n + suffix in needs})
-
-        return Gates(group(self.trained, ""), group(self.lm_sub, ON_SUBQUESTIONS),
-                     group(self.lm_main, ON_MAIN_QUESTIONS))
-
-
-def gates_of(trained: Trained, prompted: Prompted, rationales: Rationales, seed: int) -> Gates:
-    """Every gate: the fine-tuned models, the prompted settings on their subquestions, and Table 5's
-    settings (with the context) on their main questions answered with no rationale appended."""
+def gates_of(trained: Trained, prompted: Prompted, rationales: Rationales, seed: int) -> dict[str, learning.LossCheck]:
+    """Every gate the claims rest on, by the row the page's table gives it: each fine-tuned model
+    (on the held-out main questions), each prompted setting on its subquestions (``ON_SUBQUESTIONS``)
+    and each of Table 5's settings (with the context) on its main questions answered with no
+    rationale appended (``ON_MAIN_QUESTIONS``); each gate is named as the model or setting it
+    judges, as the claims resting on it quote it."""
     unappended = {n: rationales.runs[n]["no rationale"] for n in rationales.with_context.index}
-    return Gates(loss_checks(trained, seed), lm_checks(prompted.systems, "sub", seed),
-                 lm_checks(unappended, "main", seed))
+    return {**loss_checks(trained, seed),
+            **{n + ON_SUBQUESTIONS: c for n, c in lm_checks(prompted.systems, "sub", seed).items()},
+            **{n + ON_MAIN_QUESTIONS: c for n, c in lm_checks(unappended, "main", seed).items()}}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Learned(Section):
+    """Did each model learn: the gate of each row a claim rests on, by row (:func:`gates_of`)."""
+
+    checks: dict[str, learning.LossCheck]
+
+
+def learned_section(cfg: Config, trained: Trained, prompted: Prompted, rationales: Rationales,
+                    full_profile: FullProfile | None) -> Learned:
+    """The table of every gate (named by its row), and the warnings of the rows that did not learn
+    (fine-tuned, prompted); a row at chance says what the full profile would spend on it where
+    ``full_profile`` tells (given :func:`full_profile_rows` of those rows)."""
+    checks = gates_of(trained, prompted, rationales, cfg.sample_seed)
+    stuck = [row for row, c in checks.items() if not c.learned]
+    if full_profile and stuck:
+        needs = full_profile(full_profile_rows(cfg, trained, prompted, rationales, stuck))
+        checks = {row: replace(c, full_profile=needs.get(row, c.full_profile)) for row, c in checks.items()}
+    rows = {row: replace(c, name=row) for row, c in checks.items()}
+    fine_tuned = [c for row, c in rows.items() if row in trained.runs]
+    lms = [c for row, c in rows.items() if row not in trained.runs]
+    return Learned(tables={"rule_learned": learning.table(list(rows.values()))},
+                   facts={"rule_loss_warnings": Markdown(md_text(learning.warnings_text(fine_tuned))),
+                          "rule_lm_warnings": Markdown(md_text(learning.warnings_text(lms)))},
+                   checks=checks)
 
 
 def full_profile_rows(cfg: Config, trained: Trained, prompted: Prompted, rationales: Rationales,
                       rows: Collection[str]) -> dict[str, dict]:
-    """The jobs of each of ``rows`` (as :meth:`Gates.rows` names them) in the full profile, as
+    """The jobs of each of ``rows`` (as :func:`gates_of` names them) in the full profile, as
     :func:`rcstudy.plan.row_needs` selects them: the encoder as the full profile's encoder, a
     text-to-text model by its row where the full profile trains it, else by its step alone; a
     prompted row by the analysis that answers it, its model and its setting where the full

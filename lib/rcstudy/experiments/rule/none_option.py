@@ -7,11 +7,12 @@ from typing import Sequence
 import pandas as pd
 
 from ... import papers
+from ...claims import ClaimEvidence
 from ...metrics.rule import none_scores
 from ...report import paper_vs_ours
 from ...stats import Interval, subset_difference
 from ..section import Section
-from .units import Prompted, System, Trained, sub_correct
+from .units import ON_SUBQUESTIONS, Prompted, System, Trained, sub_correct
 
 NONE_COLUMNS = ("None offered", "None is the answer", "with a None-answer exemplar", "without", "n offered", "n answer")
 
@@ -61,8 +62,9 @@ def none_exemplar_gain(system: System, seed: int) -> Interval | None:
     return subset_difference(f["right"].to_numpy(float), with_, without, clusters=f["main_id"].tolist(), seed=seed)
 
 
-def none_section(baselines: Sequence[System], trained: Trained, prompted: Prompted) -> Section:
-    """§4.2's None analysis for every baseline, the encoder (first seed) and every prompted setting."""
+def none_section(baselines: Sequence[System], trained: Trained, prompted: Prompted, seed: int) -> Section:
+    """§4.2's None analysis for every baseline, the encoder (first seed) and every prompted setting,
+    and the claim on a None-answer exemplar (``seed`` seeds its bootstrap)."""
     rows = {}
     for s in [*baselines, *trained.encoder_runs[:1], *prompted.systems.values()]:
         f_all = pd.concat([sub_correct(s.data, e) for e in s.evals])
@@ -75,8 +77,26 @@ def none_section(baselines: Sequence[System], trained: Trained, prompted: Prompt
                                           f"{r['None is the answer']:.1f} % where it is the answer"
                                           for n, r in ours.iterrows() if n in prompted.systems) + "."
                                 if prompted.systems else "")}
-    with_none = with_none_exemplar(prompted)
-    if not with_none:
-        return Section(tables=tables, facts=facts)
-    return Section(tables={**tables, "rule_table3": none_table(with_none[0]).round(1)}, facts=facts,
-                   captions={"rule_table3": f"Table 3's analog, per prompt batch: {with_none[0].name}"})
+    first = next(iter(with_none_exemplar(prompted)), None)
+    captions = {}
+    if first is not None:
+        tables["rule_table3"] = none_table(first).round(1)
+        captions["rule_table3"] = f"Table 3's analog, per prompt batch: {first.name}"
+    return Section(tables=tables, facts=facts, captions=captions, claims=(none_exemplar_claim(first, seed),))
+
+
+def none_exemplar_claim(system: System | None, seed: int) -> ClaimEvidence:
+    """The first setting with a None-answer exemplar in some prompt batch (None: there is none):
+    its accuracy on None-answer subquestions with − without the exemplar; it rests on the setting
+    answering its subquestions above chance."""
+    if system is None:
+        return ClaimEvidence("none-exemplar-helps", None,
+                             "not run in this profile: needs a five-shot setting with RULE exemplars (the only "
+                             "prompts with a None-answer exemplar)")
+    nb, gain = none_by_exemplar(system), none_exemplar_gain(system, seed)
+    return ClaimEvidence(
+        "none-exemplar-helps", None if gain is None else {"diff": gain},
+        f"{system.name}: {nb['with a None-answer exemplar']:.1f}% (n={nb['n with a None-answer exemplar']}) "
+        f"vs {nb['without']:.1f}% (n={nb['n without']})"
+        + (f"; with − without {gain}" if gain is not None else "; one of the two groups is empty"),
+        rests_on=(system.name + ON_SUBQUESTIONS,))

@@ -6,9 +6,11 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ... import papers
+from ...claims import ClaimEvidence
 from ...data.records import MCItem
 from ...data.rule import RuleData, RulePrompts, exemplar_keys
 from ...jobs import Outputs
@@ -17,12 +19,13 @@ from ...models.rule_lm import LazyLM, lm_predict
 from ...prompts import rule as prompt_formats
 from ...prompts.rule import ZERO_SHOT_COT
 from ...report import cell, paper_vs_ours
+from ...stats import Interval, subset_difference
 from ..section import Section
 from .alignment import alignment_frame, alignment_items
 from .config import Config, PromptSetting
 from .release import leaked_mains
-from .units import (NO_CONTEXT, Evaluation, Prompted, System, Unavailable, lm_outputs, numeric, results_table,
-                    system_scores)
+from .units import (NO_CONTEXT, ON_SUBQUESTIONS, Evaluation, Prompted, System, Unavailable, lm_outputs, mains_of,
+                    numeric, paired_runs, results_table, runs_by_question, system_scores)
 
 ANSWER_TOKENS = 8  # generated tokens read for an answer, unless a setting says otherwise
 #: Table 2's rows of the prompted part (paper's rows, then ours).
@@ -139,14 +142,55 @@ class Prompting(Section):
 
 
 def prompting_section(cfg: Config, outputs: Outputs, sample: RuleData) -> Prompting:
-    """Every LM in every prompt setting on ``sample``, beside the paper's rows."""
+    """Every LM in every prompt setting on ``sample``, beside the paper's rows, and the claims on
+    them (their bootstrap seeded by ``cfg.sample_seed``)."""
     prompted = prompted_from(cfg, outputs)
     rows = {n: system_scores(s, cfg.lm.aggregation) for n, s in prompted.systems.items()}
     paper = papers.table("rule", "Table 2")[list(METRICS)].loc[list(PAPER_PROMPTED_ROWS)]
     tables = {"rule_table2_prompted": paper_vs_ours(paper, results_table(rows))}
     if prompted.systems:
         tables["rule_prompting_info"] = prompting_info_table(prompted.systems)
-    return Prompting(tables=tables, facts=prompting_facts(cfg, prompted, rows, sample), prompted=prompted, rows=rows)
+    claims = (eliminative_claim(prompted, rows, cfg.sample_seed), exemplars_claim(prompted, rows, cfg.sample_seed))
+    return Prompting(tables=tables, facts=prompting_facts(cfg, prompted, rows, sample), claims=claims,
+                     prompted=prompted, rows=rows)
+
+
+def selective_gap(system: System, seed: int) -> Interval:
+    """Selective − eliminative SubQ accuracy (points) over every subquestion the system answered
+    (its units pooled), with a bootstrap interval that resamples main questions once for both kinds
+    (a main question has subquestions of both kinds)."""
+    sub = runs_by_question([system], "sub")
+    selective = np.array([bool(system.data.sub(i).meta["selective"]) for i in sub.columns])
+    return subset_difference(sub.to_numpy(float), selective, ~selective, clusters=mains_of(system.data, sub.columns),
+                             seed=seed)
+
+
+def eliminative_claim(prompted: Prompted, rows: Mapping[str, Mapping], seed: int) -> ClaimEvidence:
+    """Each prompted setting's selective − eliminative gap; it rests on the setting answering its
+    subquestions above chance."""
+    if not rows:
+        return ClaimEvidence("eliminative-below-selective", None, "no language model could be run here")
+    gaps = {n: selective_gap(prompted.systems[n], seed) for n in rows}
+    return ClaimEvidence("eliminative-below-selective", {"gaps": gaps},
+                         "; ".join(f"{n}: sel {cell(r['Selective'])} vs elim {cell(r['Eliminative'])}, gap {gaps[n]}"
+                                   for n, r in rows.items()),
+                         rests_on=tuple(n + ON_SUBQUESTIONS for n in rows))
+
+
+def exemplars_claim(prompted: Prompted, rows: Mapping[str, Mapping], seed: int) -> ClaimEvidence:
+    """Each setting with RULE exemplars against the same setting with ReClor exemplars: SubQ
+    accuracy's gain, paired (subquestions drawn with their main question)."""
+    systems = prompted.systems
+    pairs = [(n, m) for n in systems for m in systems
+             if "RULE exemplars" in n and m == n.replace("RULE exemplars", "ReClor exemplars")]
+    subs = {n: runs_by_question([systems[n]], "sub") for pair in pairs for n in pair}
+    mains = {i: systems[n].data.sub(i).meta["main_id"] for n in subs for i in subs[n].columns}
+    gains = {n: paired_runs(subs[n], subs[m], seed, mains) for n, m in pairs}
+    return ClaimEvidence(
+        "subq-exemplars-no-help-small", {"gain": gains} if pairs else None,
+        "; ".join(f"{n}: {cell(rows[n]['SubQ'])} vs {cell(rows[m]['SubQ'])}, paired gain {gains[n]}" for n, m in pairs)
+        or "not run in this profile: needs the same setting with RULE and with ReClor exemplars",
+        rests_on=tuple(x + ON_SUBQUESTIONS for pair in pairs for x in pair))
 
 
 def prompting_info_table(systems: Mapping[str, System]) -> pd.DataFrame:

@@ -8,6 +8,7 @@ from typing import Mapping
 import pandas as pd
 
 from ... import papers
+from ...claims import ClaimEvidence
 from ...data.rule import RuleData, RulePrompts
 from ...models.rule_lm import LazyLM
 from ...jobs import Outputs
@@ -15,7 +16,8 @@ from ...report import paper_vs_ours
 from ..section import Section
 from .config import Config, PromptSetting
 from .prompting import prompting_system, settings_labels, with_and_without_context
-from .units import NO_CONTEXT, Prompted, System, lm_outputs, unit_scores
+from .units import (NO_CONTEXT, ON_MAIN_QUESTIONS, Prompted, System, lm_outputs, paired_runs, runs_by_question,
+                    unit_scores)
 
 #: Table 5's variants: which rationales are appended (selective, eliminative).
 RATIONALE_VARIANTS = {
@@ -84,6 +86,11 @@ def rationale_runs(cfg: Config, lazy: LazyLM, prompts: RulePrompts, spec: str, s
             for suffix, (p, variant_sample) in with_and_without_context(cfg, prompts, sample).items()}
 
 
+def with_context(asked: pd.DataFrame) -> pd.DataFrame:
+    """The rows of Table 5 of the runs with the context (those the claim reads)."""
+    return asked.loc[[n for n in asked.index if not n.endswith(NO_CONTEXT)]]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Rationales(Section):
     """Table 5's analog: every run's system per variant, and the runs that asked any main question."""
@@ -94,13 +101,13 @@ class Rationales(Section):
 
     @property
     def with_context(self) -> pd.DataFrame:
-        """The rows of :attr:`asked` of the runs with the context (those the claim reads)."""
-        return self.asked.loc[[n for n in self.asked.index if not n.endswith(NO_CONTEXT)]]
+        return with_context(self.asked)
 
 
 def rationale_section(cfg: Config, outputs: Outputs, prompted: Prompted, sample: RuleData) -> Rationales:
     """Table 5's analog (with and, under the context ablation, without the context), by the models
-    that ran (their jobs ``lm_job`` of the analysis ``rationales``)."""
+    that ran (their jobs ``lm_job`` of the analysis ``rationales``), and the claim on it (its
+    bootstrap seeded by ``cfg.sample_seed``)."""
     runs, origins = {}, {}
     for model, spec, out in lm_outputs(outputs, "rationales"):
         if model in prompted.models:
@@ -120,4 +127,22 @@ def rationale_section(cfg: Config, outputs: Outputs, prompted: Prompted, sample:
     n_mains = len(rationale_mains(sample).mains)
     facts = {"rule_t5_text": text, "rule_t5_mains": n_mains, "rule_t5_step": f"{100 / max(n_mains, 1):.1f}",
              "rule_t5_settings": settings_labels(cfg.analyses.rationale_settings)}
-    return Rationales(tables=tables, facts=facts, runs=runs, asked=asked, origins=origins)
+    claim = rationales_claim(with_context(asked), runs, cfg.sample_seed)
+    return Rationales(tables=tables, facts=facts, claims=(claim,), runs=runs, asked=asked, origins=origins)
+
+
+def rationales_claim(t5: pd.DataFrame, runs: Mapping[str, Mapping[str, System]], seed: int) -> ClaimEvidence:
+    """Table 5 with the context (``t5``): the selective rationale's gain and the eliminative ones'
+    loss, paired. The claim reads each setting's main questions: it rests on the setting answering
+    them (no rationale appended) above chance."""
+    right = {n: {v: runs_by_question([s], "main") for v, s in runs[n].items()} for n in t5.index}
+    worse = {n: max(("+ eliminative", "+ selective and eliminative"), key=lambda v: r[v]) for n, r in t5.iterrows()}
+    return ClaimEvidence(
+        "rationales-help-main",
+        {"selective_gain": {n: paired_runs(right[n]["+ selective"], right[n]["no rationale"], seed) for n in t5.index},
+         "eliminative_loss": {n: paired_runs(right[n]["no rationale"], right[n][worse[n]], seed) for n in t5.index}}
+        if len(t5) else None,
+        "; ".join(f"{n}: {r['no rationale']:.1f} / {r['+ selective']:.1f} / {r['+ eliminative']:.1f} / "
+                  f"{r['+ selective and eliminative']:.1f} (none / sel / elim / both, n={r['main questions']:.0f})"
+                  for n, r in t5.iterrows()) or "not run",
+        rests_on=tuple(n + ON_MAIN_QUESTIONS for n in t5.index))

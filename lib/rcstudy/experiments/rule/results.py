@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import pandas as pd
 
 from ...data.rule import RuleData

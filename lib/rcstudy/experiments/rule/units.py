@@ -18,13 +18,16 @@ import pandas as pd
 from ... import papers, sampling
 from ...data.rule import RuleData
 from ...metrics.rule import GIVEN_MAIN_RIGHT, METRICS, aggregate, chance_scores, rule_scores
-from ...stats import Interval, MeanSD
+from ...stats import Interval, MeanSD, hierarchical_paired
 from ...jobs import Outputs
 from .config import Config, EncoderSetup
 
 AGGREGATIONS = ("per_split_mean", "pooled")
 #: The suffix of a set of questions, and of a row, answered without the context.
 NO_CONTEXT = ", no context"
+#: How a gate's row names a prompted setting gated on its subquestions, and one gated on its main
+#: questions (a claim resting on a setting names its row so).
+ON_SUBQUESTIONS, ON_MAIN_QUESTIONS = " (subquestions)", " (main questions)"
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,14 @@ def runs_by_question(systems: Sequence[System], kind: Literal["main", "sub", "co
 def mains_of(data: RuleData, ids: Sequence[str]) -> list[str]:
     """The main question of each subquestion id: the cluster a subquestion is resampled with."""
     return [data.sub(i).meta["main_id"] for i in ids]
+
+
+def paired_runs(a: pd.DataFrame, b: pd.DataFrame, seed: int, clusters: Mapping[str, str] | None = None) -> Interval:
+    """a − b (points) over the questions both answered (:func:`runs_by_question` frames, each with
+    its own seeds), the same questions drawn for both; ``clusters``: each subquestion's main question."""
+    common = [c for c in a.columns if c in set(b.columns)]
+    return hierarchical_paired(a[common].to_numpy(float), b[common].to_numpy(float), seed=seed,
+                               clusters=None if clusters is None else [clusters[c] for c in common])
 
 
 def chance_of(data: RuleData, ids: Sequence[str], kind: str) -> np.ndarray:
