@@ -117,6 +117,27 @@ def test_claim_intervals_match_the_table_metrics(data):
     assert ex.alignment_gap(frame, seed=0).estimate == pytest.approx(100 * (2 / 3 - 1 / 2))
 
 
+def test_a_claim_rests_on_the_gate_of_each_setting_on_the_task_it_reads(data):
+    """The claims on prompted settings name the rows of their gates as the learned table has them
+    (a setting on its subquestions, a Table 5 setting on its main questions), and each gate is
+    named as the setting it judges, as the claim quotes it."""
+    from rcstudy.experiments.rule.gates import gates_of
+    from rcstudy.experiments.rule.prompting import eliminative_claim
+    from rcstudy.experiments.rule.rationales import Rationales, rationales_claim
+    from rcstudy.experiments.rule.units import Prompted, Trained
+
+    name = "fake-lm, zero-shot (letter prob.)"
+    setting = ex.System(name, "zero-shot", ex.position_baseline(data, 3).evals, data)
+    prompted = Prompted({name: setting}, {}, [], ("fake-lm",), {name: ("fake-lm", "0:vanilla:letter")})
+    runs = {name: {variant: setting for variant in ex.RATIONALE_VARIANTS}}
+    rationales = Rationales(runs=runs, asked=ex.rationale_table(runs), origins={})
+    checks = gates_of(Trained("enc", {}, {}, []), prompted, rationales, seed=0)
+    sub = eliminative_claim(prompted, {name: ex.system_scores(setting)}, seed=0)
+    main = rationales_claim(rationales.with_context, runs, seed=0)
+    assert sub.rests_on == (f"{name} (subquestions)",) and main.rests_on == (f"{name} (main questions)",)
+    assert {checks[row].name for row in (*sub.rests_on, *main.rests_on)} == {name}
+
+
 def test_chance_row_is_exact(data):
     c = ex.chance_row(data)
     assert c["SubQ"] == 25 and c["Consistency"] < 25
