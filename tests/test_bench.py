@@ -105,8 +105,10 @@ def test_tiny_benchmark_writes_json_and_markdown(tiny_data, tmp_path, isolated_c
     assert md.count("\n| ") == 1 + len(bench.summary_rows(saved))  # header + one line per measure
 
 
-@pytest.mark.slow  # a dozen fresh processes
-def test_tiny_cost_curves_run_each_point_in_its_own_process(tiny_data, tmp_path, isolated_cache):
+@pytest.mark.slow  # eight fresh processes
+def test_tiny_cost_curves_run_each_point_in_its_own_process(tiny_data, tmp_path, isolated_cache, monkeypatch):
+    # one curve of each engine pair: fine-tuning by length (its tokens are checked), scoring by questions
+    monkeypatch.setattr(bench, "CURVES", {k: v for k, v in bench.CURVES.items() if k != "fine-tuning: questions"})
     out = tmp_path / "out"
     results = bench.run(bench.config_from("tiny"), ("curves",), preset="tiny", out_dir=out,
                         rt=runtime.setup("cpu", threads=1, precision="fp32"))
@@ -372,9 +374,11 @@ def test_the_gpu_warm_up_runs_the_model_at_every_length(monkeypatch):
     lengths = []
     monkeypatch.setattr(torch.nn.Embedding, "forward", lambda self, ids, real=torch.nn.Embedding.forward:
                         lengths.append(ids.shape[-1]) or real(self, ids))
+    peaks = []  # a 4096² matmul: a GPU's millisecond, a minute on two CPU cores
+    monkeypatch.setattr(bench, "matmul_peak", lambda rt, n, repeats: peaks.append(n))
     cfg = bench.config_from("tiny", {"max_length": 48, "batch_size": 2})
     seconds = bench.warm_device(cfg, _PretendGPU(torch.device("cpu"), 1, torch.float32))
-    assert seconds > 0 and sorted(set(lengths)) == [16, 32, 48]
+    assert seconds > 0 and peaks == [4096] and sorted(set(lengths)) == [16, 32, 48]
 
 
 def _scoring_results(identical_bf16: int, identical_fp32: int) -> dict:
