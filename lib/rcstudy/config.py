@@ -152,68 +152,74 @@ def coerce(value: Any, tp, where: str) -> Any:
         return _coerce(parsed, tp, where)
 
 
+_NO = object()  # a scalar converter's answer for a value of the wrong type
+
+
+def _as_none(value, where):
+    return None if value is None else _NO
+
+
+def _as_bool(value, where):
+    return value if isinstance(value, bool) else _NO
+
+
+def _as_int(value, where):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(value) if isinstance(value, float) and value.is_integer() else _NO
+
+
+def _as_float(value, where):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    return _NO
+
+
+def _as_str(value, where):
+    if not isinstance(value, str):
+        return _NO
+    if len(value) > MAX_VALUE_CHARS:
+        raise ConfigError(f"parameter {where!r}: the text is {len(value):,} characters long (at most {MAX_VALUE_CHARS:,})")
+    return value
+
+
+_SCALARS = {type(None): _as_none, bool: _as_bool, int: _as_int, float: _as_float, str: _as_str}
+
+
 def _coerce(value: Any, tp, where: str) -> Any:
     origin, args = typing.get_origin(tp), typing.get_args(tp)
-
-    def wrong():
-        return ConfigError(f"parameter {where!r} expects {type_name(tp)}, got {shown(value)}")
-
-    if tp is type(None):
-        if value is None:
-            return None
-        raise wrong()
+    wrong = ConfigError(f"parameter {where!r} expects {type_name(tp)}, got {shown(value)}")
+    if tp in _SCALARS:
+        out = _SCALARS[tp](value, where)
+        if out is _NO:
+            raise wrong
+        return out
     if origin in (typing.Union, types.UnionType):
         for a in sorted(args, key=lambda a: a is not type(None)):  # none first: cheap and exact
             try:
                 return _coerce(value, a, where)
             except ConfigError:
                 pass
-        raise wrong()
+        raise wrong
     if origin is Literal:
         if value in args:
             return value
         raise ConfigError(f"parameter {where!r} expects one of {', '.join(map(str, args))}, got {shown(value)}"
                           + did_you_mean(closest(value, args)))
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        raise wrong()
-    if tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise wrong()
-    if tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        raise wrong()
-    if tp is str:
-        if isinstance(value, str):
-            if len(value) > MAX_VALUE_CHARS:
-                raise ConfigError(f"parameter {where!r}: the text is {len(value):,} characters long (at most {MAX_VALUE_CHARS:,})")
-            return value
-        raise wrong()
-    if origin in (tuple, list) and args:
-        if not isinstance(value, (list, tuple)):
-            raise wrong()
+    if origin in (tuple, list) and args and isinstance(value, (list, tuple)):
         return tuple(coerce(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
-    if origin in (dict, Mapping) and args:
-        if not isinstance(value, Mapping):
-            raise wrong()
+    if origin in (dict, Mapping) and args and isinstance(value, Mapping):
         kt, vt = args
         return {coerce(k, kt, where): coerce(v, vt, f"{where}.{k}") for k, v in value.items()}
-    if is_dataclass(tp):
-        if isinstance(value, tp):
-            return value
-        if not isinstance(value, Mapping):
-            raise wrong()
-        return build(tp, value, where)
+    if is_dataclass(tp) and isinstance(value, (tp, Mapping)):
+        return value if isinstance(value, tp) else build(tp, value, where)
+    if origin in (tuple, list, dict, Mapping) and args or is_dataclass(tp):
+        raise wrong
     # Any, bare list or dict, other classes: a closed schema declares what a value holds
     raise TypeError(f"{where}: config fields of type {tp!r} are not supported")
 
