@@ -1388,6 +1388,61 @@ def _replica_rows(r: dict, add) -> None:
         f"within ±{100 * PLAN_CHECK_TARGET:.0f}%", _yes(check["met"]))
 
 
+def _scoring_rows(s: dict, add) -> None:
+    """Stage b: our zero-shot scoring against lm-evaluation-harness on LogiQA and ReCoRD."""
+    name = f"b. zero-shot scoring, {s['model']} (LogiQA test, {s['items']} items; harness task logiqa)"
+    add(name, "seconds (ratio: reference ÷ ours)", f"{s['ours']['seconds']:.1f}",
+        f"{s['reference']['seconds']:.1f}", f"{s['speedup']:.2f}×", f"≥ {TARGETS['score_speedup']:g}×",
+        _yes(s["speedup"] >= TARGETS["score_speedup"]))
+    add(name, "identical predictions, acc", f"{s['identical_predictions']}/{s['items']}",
+        f"max |Δ log-lik| {s['max_abs_loglik_difference']:.1e}", "", "all",
+        _yes(s["identical_predictions"] == s["items"]))
+    add(name, "identical predictions, acc_norm", f"{s['identical_predictions_norm']}/{s['items']}", "", "", "all",
+        _yes(s["identical_predictions_norm"] == s["items"]))
+    if fp32 := s.get("fp32"):
+        for metric, key in (("acc", "identical_predictions"), ("acc_norm", "identical_predictions_norm")):
+            add(name, f"identical predictions, {metric}, both in fp32", f"{fp32[key]}/{s['items']}",
+                f"max |Δ log-lik| {fp32['max_abs_loglik_difference']:.1e}" if metric == "acc" else "", "", "all",
+                _yes(fp32[key] == s["items"]))
+    for metric in HARNESS_METRICS:
+        add(name, f"{metric} % (reference: as the harness reports it)", f"{s['ours'][metric]:.1f}",
+            f"{s['harness_reported'][metric]:.1f}")
+    r = s["record"]
+    name = f"b. zero-shot scoring, {s['model']} (ReCoRD eval, {r['items']} queries; harness task record)"
+    add(name, "seconds (ratio: reference ÷ ours)", f"{r['ours']['seconds']:.1f}", f"{r['reference']['seconds']:.1f}",
+        f"{r['speedup']:.2f}×", f"≥ {TARGETS['score_speedup']:g}×", _yes(r["speedup"] >= TARGETS["score_speedup"]))
+    add(name, "identical predictions", f"{r['identical_predictions']}/{r['items']}",
+        f"max |Δ log-lik| {r['max_abs_loglik_difference']:.1e}", "", "all", _yes(r["identical_predictions"] == r["items"]))
+    for metric in ("em", "f1"):
+        add(name, f"{metric.upper()} % (harness's from {r['harness_metrics']})", f"{r['ours'][metric]:.1f}",
+            f"{r['reference'][metric]:.1f}")
+
+
+def _flops_rows(f: dict, results: dict, add) -> None:
+    """Stage c: training FLOP/s as a share of the matmul peak."""
+    p = f["peak"]
+    cpu = results.get("hardware", {}).get("device", "cpu") == "cpu"
+    ref = results["training"]["strongest"]
+    add(f"c. training FLOP/s vs {p['dtype']} matmul peak ({p['flops_per_s'] / 1e9:.1f} GFLOP/s)",
+        f"GFLOP/s (share of peak), reference: {ref}",
+        f"{f['ours']['flops_per_s'] / 1e9:.1f} ({100 * f['ours']['fraction_of_peak']:.0f}%)",
+        f"{f[ref]['flops_per_s'] / 1e9:.1f} ({100 * f[ref]['fraction_of_peak']:.0f}%)",
+        "", f"≥ {100 * TARGETS['cpu_peak_fraction']:.0f}% on CPU" if cpu else "",
+        _yes(f["ours"]["fraction_of_peak"] >= TARGETS["cpu_peak_fraction"]) if cpu else "")
+
+
+def _book_rows(b: dict, add) -> None:
+    """Stage d: the book's cold and warm build times and peak memory."""
+    name = f"d. book build ({b['profile']} profile)"
+    add(name, f"cold, minutes ({b['cold']['source']})", f"{b['cold']['seconds'] / 60:.1f}", "", "",
+        f"≤ {TARGETS['cold_build_s'] / 60:g}", _yes(b["cold"]["seconds"] <= TARGETS["cold_build_s"]))
+    add(name, "warm, every chapter re-executed (cache filled), minutes", f"{b['warm_all']['seconds'] / 60:.1f}")
+    add(name, f"after a text-only edit of {b['warm']['edited']}, minutes", f"{b['warm']['seconds'] / 60:.1f}",
+        "", "", f"≤ {TARGETS['warm_build_s'] / 60:g}", _yes(b["warm"]["seconds"] <= TARGETS["warm_build_s"]))
+    peaks = [x["peak_rss_mb"] for x in (b["cold"], b["warm_all"], b["warm"]) if "peak_rss_mb" in x]
+    add(name, "peak memory of one process, GB", f"{max(peaks) / 1024:.1f}")
+
+
 def summary_rows(results: dict) -> list[dict]:
     """One row per measure: stage, measure, ours, reference, ratio, target, met (all text)."""
     rows = []
@@ -1401,51 +1456,11 @@ def summary_rows(results: dict) -> list[dict]:
     if r := results.get("replicas"):
         _replica_rows(r, add)
     if s := results.get("scoring"):
-        name = f"b. zero-shot scoring, {s['model']} (LogiQA test, {s['items']} items; harness task logiqa)"
-        add(name, "seconds (ratio: reference ÷ ours)", f"{s['ours']['seconds']:.1f}",
-            f"{s['reference']['seconds']:.1f}", f"{s['speedup']:.2f}×", f"≥ {TARGETS['score_speedup']:g}×",
-            _yes(s["speedup"] >= TARGETS["score_speedup"]))
-        add(name, "identical predictions, acc", f"{s['identical_predictions']}/{s['items']}",
-            f"max |Δ log-lik| {s['max_abs_loglik_difference']:.1e}", "", "all",
-            _yes(s["identical_predictions"] == s["items"]))
-        add(name, "identical predictions, acc_norm", f"{s['identical_predictions_norm']}/{s['items']}", "", "", "all",
-            _yes(s["identical_predictions_norm"] == s["items"]))
-        if fp32 := s.get("fp32"):
-            for metric, key in (("acc", "identical_predictions"), ("acc_norm", "identical_predictions_norm")):
-                add(name, f"identical predictions, {metric}, both in fp32", f"{fp32[key]}/{s['items']}",
-                    f"max |Δ log-lik| {fp32['max_abs_loglik_difference']:.1e}" if metric == "acc" else "", "", "all",
-                    _yes(fp32[key] == s["items"]))
-        for metric in HARNESS_METRICS:
-            add(name, f"{metric} % (reference: as the harness reports it)", f"{s['ours'][metric]:.1f}",
-                f"{s['harness_reported'][metric]:.1f}")
-        r = s["record"]
-        name = f"b. zero-shot scoring, {s['model']} (ReCoRD eval, {r['items']} queries; harness task record)"
-        add(name, "seconds (ratio: reference ÷ ours)", f"{r['ours']['seconds']:.1f}", f"{r['reference']['seconds']:.1f}",
-            f"{r['speedup']:.2f}×", f"≥ {TARGETS['score_speedup']:g}×", _yes(r["speedup"] >= TARGETS["score_speedup"]))
-        add(name, "identical predictions", f"{r['identical_predictions']}/{r['items']}",
-            f"max |Δ log-lik| {r['max_abs_loglik_difference']:.1e}", "", "all", _yes(r["identical_predictions"] == r["items"]))
-        for metric in ("em", "f1"):
-            add(name, f"{metric.upper()} % (harness's from {r['harness_metrics']})", f"{r['ours'][metric]:.1f}",
-                f"{r['reference'][metric]:.1f}")
+        _scoring_rows(s, add)
     if f := results.get("flops"):
-        p = f["peak"]
-        cpu = results.get("hardware", {}).get("device", "cpu") == "cpu"
-        ref = results["training"]["strongest"]
-        add(f"c. training FLOP/s vs {p['dtype']} matmul peak ({p['flops_per_s'] / 1e9:.1f} GFLOP/s)",
-            f"GFLOP/s (share of peak), reference: {ref}",
-            f"{f['ours']['flops_per_s'] / 1e9:.1f} ({100 * f['ours']['fraction_of_peak']:.0f}%)",
-            f"{f[ref]['flops_per_s'] / 1e9:.1f} ({100 * f[ref]['fraction_of_peak']:.0f}%)",
-            "", f"≥ {100 * TARGETS['cpu_peak_fraction']:.0f}% on CPU" if cpu else "",
-            _yes(f["ours"]["fraction_of_peak"] >= TARGETS["cpu_peak_fraction"]) if cpu else "")
+        _flops_rows(f, results, add)
     if b := results.get("book"):
-        name = f"d. book build ({b['profile']} profile)"
-        add(name, f"cold, minutes ({b['cold']['source']})", f"{b['cold']['seconds'] / 60:.1f}", "", "",
-            f"≤ {TARGETS['cold_build_s'] / 60:g}", _yes(b["cold"]["seconds"] <= TARGETS["cold_build_s"]))
-        add(name, "warm, every chapter re-executed (cache filled), minutes", f"{b['warm_all']['seconds'] / 60:.1f}")
-        add(name, f"after a text-only edit of {b['warm']['edited']}, minutes", f"{b['warm']['seconds'] / 60:.1f}",
-            "", "", f"≤ {TARGETS['warm_build_s'] / 60:g}", _yes(b["warm"]["seconds"] <= TARGETS["warm_build_s"]))
-        peaks = [x["peak_rss_mb"] for x in (b["cold"], b["warm_all"], b["warm"]) if "peak_rss_mb" in x]
-        add(name, "peak memory of one process, GB", f"{max(peaks) / 1024:.1f}")
+        _book_rows(b, add)
     if precision := results.get("precision"):
         _precision_rows(precision, add)
     if q := results.get("quality"):
