@@ -32,7 +32,8 @@ def error(message: str) -> int:
     return 2
 
 
-def main(argv: list[str] | None = None) -> int:
+def argument_table() -> argparse.ArgumentParser:
+    """Every command and option of ``rcstudy`` (``bench`` declares its own, :mod:`rcstudy.bench`)."""
     parser = argparse.ArgumentParser(prog="rcstudy", description=__doc__,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -101,22 +102,25 @@ def main(argv: list[str] | None = None) -> int:
     compare.add_argument("--ignore", metavar="REGEX", default=None,
                          help="glued values whose names match are not compared (e.g. 'minutes|seconds')")
     # bench's own options are declared by rcstudy.bench, which is imported only when it runs
-    bench_cmd = sub.add_parser("bench", add_help=False,
-                               help="time the engines against HF Trainer and lm-evaluation-harness "
-                                    "(rcstudy bench --help lists its options)")
+    sub.add_parser("bench", add_help=False, help="time the engines against HF Trainer and lm-evaluation-harness "
+                                                 "(rcstudy bench --help lists its options)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argument_table()
     args, rest = parser.parse_known_args(argv)
     if rest and args.command != "bench":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     use_checkout(args)
 
     from . import run
-    from .config import ConfigError
 
     if args.command == "bench":
         from . import bench
 
-        bench_parser = bench.add_arguments(argparse.ArgumentParser(prog="rcstudy bench", formatter_class=formatter,
-                                                                   description=bench_cmd.description))
+        bench_parser = bench.add_arguments(argparse.ArgumentParser(prog="rcstudy bench",
+                                                                   formatter_class=_DefaultsFormatter))
         return bench.run_from_args(bench_parser.parse_args(rest))
     if args.command == "compare":
         return show_comparison(args.old, args.new, args.only, args.ignore)
@@ -127,6 +131,13 @@ def main(argv: list[str] | None = None) -> int:
         return show_params(args.chapter, args.profile)
     if args.command == "plan":
         return show_plan(args.chapter, args.profile, args.gpu, args.param)
+    return run_book(args)
+
+
+def run_book(args: argparse.Namespace) -> int:
+    """``rcstudy run``, ``build`` and ``check``: every mistake said before any chapter runs."""
+    from . import run
+
     if getattr(args, "cluster", None) and args.refresh:
         return error("--refresh cannot go with --cluster: the notebooks would compute again what the cluster "
                      "computed; empty the results cache (RCSTUDY_CACHE) instead")
@@ -138,24 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [c for c in chapters if c not in in_book]
     if unknown:
         return error(f"unknown chapter(s) {', '.join(unknown)}; see `rcstudy chapters`")
-    if args.command == "check" or not (args.command == "build" and args.no_run):
-        try:
-            overrides = run.parse_overrides(args.param)
-        except ConfigError as e:
-            return error(str(e))
-        # `run` and `build` check the models and data themselves, right before the first chapter
-        _, problems = run.preflight(chapters, args.profile, overrides, online=args.online,
-                                    deep=args.command == "check")
-        for p in problems:
-            print(f"✗ {p}", file=sys.stderr)
-        if problems:
-            return 2
-        if args.command == "check":
-            print(f"ok: {', '.join(chapters)} ({args.profile})")
-            return 0
+    renders_only = args.command == "build" and args.no_run
+    if not renders_only:
+        overrides = checked_overrides(args, chapters)
+        if not isinstance(overrides, dict):
+            return overrides  # the exit status of a mistake, or of `check`
     root = publish_root(args).resolve()
     run.prepare_book_root(root)
-    if not (args.command == "build" and args.no_run):
+    if not renders_only:
         front = in_book[0]  # a book renders from its first page: a build of some chapters runs it once too
         if args.command == "build" and front not in chapters and not (root / "book" / f"{front}.ipynb").exists():
             chapters = [front, *chapters]
@@ -170,6 +171,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "build":
         return run.build_html(root)
     return 0
+
+
+def checked_overrides(args: argparse.Namespace, chapters: list[str]) -> dict | int:
+    """The ``-p`` overrides once the parameters, models and data of ``chapters`` are checked; an
+    exit status instead where something is wrong (2), or for ``check`` when all is well (0)."""
+    from . import run
+    from .config import ConfigError
+
+    try:
+        overrides = run.parse_overrides(args.param)
+    except ConfigError as e:
+        return error(str(e))
+    # `run` and `build` check the models and data themselves, right before the first chapter
+    _, problems = run.preflight(chapters, args.profile, overrides, online=args.online, deep=args.command == "check")
+    for p in problems:
+        print(f"✗ {p}", file=sys.stderr)
+    if problems:
+        return 2
+    if args.command == "check":
+        print(f"ok: {', '.join(chapters)} ({args.profile})")
+        return 0
+    return overrides
 
 
 def show_comparison(old: Path, new: Path, chapters: list[str] | None, ignore: str | None) -> int:
