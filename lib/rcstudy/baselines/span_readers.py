@@ -438,6 +438,91 @@ def _collate_ids(rows: Sequence[Sequence[int]], pad_id: int) -> dict[str, torch.
     return {"input_ids": ids.masked_fill(~mask, pad_id), "attention_mask": mask.long()}
 
 
+def _training_windows(tok, train: Sequence[SpanExample], cfg: ExtractorConfig) -> list[tuple[list[int], tuple[int, int]]]:
+    """The training windows that hold a gold span, with its token positions (few training queries:
+    no "no answer" windows)."""
+    tr = _windows(tok, train, cfg)
+    targets = [(ids, _window_target(off, train[k].gold))
+               for ids, off, k in zip(tr["input_ids"], tr["offsets"], tr["example"])]
+    return [(ids, t) for ids, t in targets if t != (0, 0)]
+
+
+def _fine_tune_extractor(model, tok, targets: Sequence[tuple[list[int], tuple[int, int]]], cfg: ExtractorConfig,
+                         seed: int, rt: Runtime) -> list[float]:
+    """Fine-tune on (window ids, (start, end)) targets for ``cfg.epochs`` epochs, each a fresh
+    permutation drawn with ``seed``, under a linear schedule with warm-up; the per-step losses."""
+    from transformers import get_linear_schedule_with_warmup
+
+    n = len(targets)
+    steps = max(1, int(round(cfg.epochs * np.ceil(n / cfg.batch_size))))
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
+    schedule = get_linear_schedule_with_warmup(opt, int(cfg.warmup * steps), steps)
+    rng = np.random.default_rng(seed)
+    losses = []
+    model.train()
+    order: list[int] = []
+    for _ in range(steps):
+        if len(order) < cfg.batch_size:
+            order += rng.permutation(n).tolist()
+        idx, order = order[:cfg.batch_size], order[cfg.batch_size:]
+        batch = _collate_ids([targets[k][0] for k in idx], tok.pad_token_id)
+        with rt.autocast():
+            out = model(**{k: v.to(rt.device) for k, v in batch.items()},
+                        start_positions=torch.tensor([targets[k][1][0] for k in idx], device=rt.device),
+                        end_positions=torch.tensor([targets[k][1][1] for k in idx], device=rt.device))
+        opt.zero_grad()
+        out.loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        schedule.step()
+        losses.append(out.loss.item())
+    model.eval()
+    return losses
+
+
+def _window_answers(example: SpanExample, offsets, start_logits: torch.Tensor, end_logits: torch.Tensor,
+                    max_answer_len: int) -> tuple[tuple[float, str], tuple[float, str] | None]:
+    """One window's best free span and its best mention, each as (score, text); the mention is
+    None when none lies wholly inside the window."""
+    ctx = [t for t, o in enumerate(offsets) if o is not None]
+    s = start_logits[ctx].float().cpu().numpy()
+    en = end_logits[ctx].float().cpu().numpy()
+    i, j, score = best_span(s, en, max_answer_len)
+    free = (score, example.context[offsets[ctx[i]][0]:offsets[ctx[j]][1]])
+    lo, hi = offsets[ctx[0]][0], offsets[ctx[-1]][1]
+    inside = [(ms, me) for ms, me in example.mentions if lo <= ms and me <= hi]
+    if not inside:
+        return free, None
+    ctx_off = [offsets[t] for t in ctx]
+    m, m_score = best_mention(s, en, [char_to_token_span(ctx_off, ms, me) for ms, me in inside])
+    return free, (m_score, example.context[inside[m][0]:inside[m][1]])
+
+
+def _extract_answers(model, tok, examples: Sequence[SpanExample], cfg: ExtractorConfig,
+                     rt: Runtime) -> tuple[dict[str, str], dict[str, str | None]]:
+    """Per example id, the best free answer and the best mention over all the example's windows
+    ("" and None when no window scores one)."""
+    ev = _windows(tok, examples, cfg)
+    best_free: dict[int, tuple[float, str]] = {}
+    best_cand: dict[int, tuple[float, str]] = {}
+    with torch.inference_mode():
+        for start in range(0, len(ev["input_ids"]), 32):
+            batch = _collate_ids(ev["input_ids"][start:start + 32], tok.pad_token_id)
+            with rt.autocast():
+                out = model(**{k: v.to(rt.device) for k, v in batch.items()})
+            for b in range(len(batch["input_ids"])):
+                k, off = ev["example"][start + b], ev["offsets"][start + b]
+                span, mention = _window_answers(examples[k], off, out.start_logits[b], out.end_logits[b],
+                                                cfg.max_answer_len)
+                if span[0] > best_free.get(k, (-np.inf,))[0]:
+                    best_free[k] = span
+                if mention is not None and mention[0] > best_cand.get(k, (-np.inf,))[0]:
+                    best_cand[k] = mention
+    free = {e.id: best_free.get(k, (0, ""))[1] for k, e in enumerate(examples)}
+    cand = {e.id: best_cand[k][1] if k in best_cand else None for k, e in enumerate(examples)}
+    return free, cand
+
+
 def encoder_extractor(cfg: ExtractorConfig, train: Sequence[SpanExample], examples: Sequence[SpanExample],
                       seed: int, rt: Runtime) -> SpanPredictions:
     """Fine-tune ``AutoModelForQuestionAnswering`` (one seed, cached); free and candidate-restricted answers.
@@ -447,67 +532,13 @@ def encoder_extractor(cfg: ExtractorConfig, train: Sequence[SpanExample], exampl
     start + end logit in any window that holds it whole.
     """
     def compute():
-        from transformers import AutoModelForQuestionAnswering, get_linear_schedule_with_warmup
+        from transformers import AutoModelForQuestionAnswering
 
         seed_everything(seed)
         tok = load_tokenizer(cfg.model)
         model = load_auto(AutoModelForQuestionAnswering, cfg.model, seed).to(rt.device)
-        tr = _windows(tok, train, cfg)
-        # Train on the windows that hold a gold span (few training queries: no "no answer" windows).
-        targets = [(ids, _window_target(off, train[k].gold))
-                   for ids, off, k in zip(tr["input_ids"], tr["offsets"], tr["example"])]
-        targets = [(ids, t) for ids, t in targets if t != (0, 0)]
-        n = len(targets)
-        steps = max(1, int(round(cfg.epochs * np.ceil(n / cfg.batch_size))))
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
-        schedule = get_linear_schedule_with_warmup(opt, int(cfg.warmup * steps), steps)
-        rng = np.random.default_rng(seed)
-        losses = []
-        model.train()
-        order: list[int] = []
-        for step in range(steps):
-            if len(order) < cfg.batch_size:
-                order += rng.permutation(n).tolist()
-            idx, order = order[:cfg.batch_size], order[cfg.batch_size:]
-            batch = _collate_ids([targets[k][0] for k in idx], tok.pad_token_id)
-            with rt.autocast():
-                out = model(**{k: v.to(rt.device) for k, v in batch.items()},
-                            start_positions=torch.tensor([targets[k][1][0] for k in idx], device=rt.device),
-                            end_positions=torch.tensor([targets[k][1][1] for k in idx], device=rt.device))
-            opt.zero_grad()
-            out.loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            schedule.step()
-            losses.append(out.loss.item())
-        model.eval()
-        ev = _windows(tok, examples, cfg)
-        best_free: dict[int, tuple[float, str]] = {}
-        best_cand: dict[int, tuple[float, str]] = {}
-        with torch.inference_mode():
-            for start in range(0, len(ev["input_ids"]), 32):
-                batch = _collate_ids(ev["input_ids"][start:start + 32], tok.pad_token_id)
-                with rt.autocast():
-                    out = model(**{k: v.to(rt.device) for k, v in batch.items()})
-                for b in range(len(batch["input_ids"])):
-                    w = start + b
-                    k, off = ev["example"][w], ev["offsets"][w]
-                    e = examples[k]
-                    ctx = [t for t, o in enumerate(off) if o is not None]
-                    s = out.start_logits[b, ctx].float().cpu().numpy()
-                    en = out.end_logits[b, ctx].float().cpu().numpy()
-                    i, j, score = best_span(s, en, cfg.max_answer_len)
-                    if score > best_free.get(k, (-np.inf,))[0]:
-                        best_free[k] = (score, e.context[off[ctx[i]][0]:off[ctx[j]][1]])
-                    lo, hi = off[ctx[0]][0], off[ctx[-1]][1]
-                    inside = [(ms, me) for ms, me in e.mentions if lo <= ms and me <= hi]
-                    if inside:
-                        ctx_off = [off[t] for t in ctx]
-                        m, score = best_mention(s, en, [char_to_token_span(ctx_off, ms, me) for ms, me in inside])
-                        if score > best_cand.get(k, (-np.inf,))[0]:
-                            best_cand[k] = (score, e.context[inside[m][0]:inside[m][1]])
-        free = {e.id: best_free.get(k, (0, ""))[1] for k, e in enumerate(examples)}
-        cand = {e.id: best_cand[k][1] if k in best_cand else None for k, e in enumerate(examples)}
+        losses = _fine_tune_extractor(model, tok, _training_windows(tok, train, cfg), cfg, seed, rt)
+        free, cand = _extract_answers(model, tok, examples, cfg, rt)
         return SpanPredictions(free, cand, losses)
 
     key = {"cfg": asdict(cfg), "seed": seed, "train": examples_fingerprint(train),

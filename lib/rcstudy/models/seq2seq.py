@@ -242,6 +242,148 @@ def _save(path: Path, model, opt, sched, step: int, losses: list[float], complet
     save_weights(path, state, "seq2seq_models")
 
 
+def _load_for_training(cfg: Seq2SeqConfig, path: Path, resume: bool):
+    """The model to train, its tokenizer and the run's checkpoint. The checkpoint is None when
+    there is none, resuming is off or a refresh is requested, or when it does not fit the model
+    (a fresh model is then trained again, with a warning)."""
+    model, tok = load_seq2seq(cfg.model, cfg.seed)
+    state = load_weights(path) if resume and not refresh_requested() else None
+    if state is not None:
+        try:
+            model.load_state_dict(state["weights"])
+        except (KeyError, TypeError, RuntimeError) as e:  # a checkpoint of another model
+            warn_unreadable(path, f"{type(e).__name__}: {e}")
+            state = None
+            model, tok = load_seq2seq(cfg.model, cfg.seed)
+    return model, tok, state
+
+
+def _training_pairs(tok, cfg: Seq2SeqConfig, sources: Sequence[str], targets: Sequence[str],
+                    causal: bool) -> list[tuple[list[int], list[int]]]:
+    """(input ids, label ids) per example, as a decoder-only or an encoder-decoder model reads them."""
+    if causal:
+        return [causal_example(tok, s, t, cfg.max_src_len, cfg.max_tgt_len) for s, t in zip(sources, targets)]
+    src = tok(list(sources), truncation=True, max_length=cfg.max_src_len)["input_ids"]
+    return list(zip(src, _encode_targets(tok, cfg.model, targets, cfg.max_tgt_len)))
+
+
+def _selection_steps(cfg: Seq2SeqConfig, total: int, selecting: bool) -> set[int]:
+    """The steps after which the model is scored for selection: ``cfg.evaluations`` of them,
+    evenly spaced, the last at the end of the run (none without a ``select`` function)."""
+    if not selecting or not cfg.evaluations:
+        return set()
+    return {int(np.ceil(total * k / cfg.evaluations)) for k in range(1, cfg.evaluations + 1)}
+
+
+def _batch_schedule(pairs: Sequence[tuple[list[int], list[int]]], cfg: Seq2SeqConfig, total: int) -> list[list[int]]:
+    """The batch order of the whole run, epoch after epoch (same seed → same order)."""
+    schedule: list[list[int]] = []
+    epoch = 0
+    while len(schedule) < total * cfg.grad_accum:
+        schedule += length_batches([len(a) + len(b) for a, b in pairs], cfg.batch_size, shuffle=True,
+                                   seed=cfg.seed * 1000 + epoch)
+        epoch += 1
+    return schedule[:total * cfg.grad_accum]
+
+
+@dataclass
+class _Run:
+    """A fine-tuning run under way: what it trains, on which batches in which order, and how far it has got."""
+
+    model: torch.nn.Module
+    tok: object
+    cfg: Seq2SeqConfig
+    rt: Runtime
+    path: Path
+    causal: bool
+    pairs: list[tuple[list[int], list[int]]]
+    schedule: list[list[int]]
+    total: int
+    opt: object
+    sched: object
+    step: int = 0
+    losses: list[float] = field(default_factory=list)
+    selection: list[tuple[int, float]] = field(default_factory=list)
+    best: dict = field(default_factory=dict)
+
+    def save(self, complete: bool) -> None:
+        _save(self.path, self.model, self.opt, self.sched, self.step, self.losses, complete, self.best, self.selection)
+
+
+def _start_run(model, tok, cfg: Seq2SeqConfig, rt: Runtime, path: Path, sources: Sequence[str],
+               targets: Sequence[str], state: dict | None) -> _Run:
+    """A run from its first step (seeded with ``cfg.seed``), or from an unfinished checkpoint's step,
+    with the checkpoint's optimiser, schedule, random state, losses and selection."""
+    causal = decoder_only(cfg.model)
+    if causal and cfg.train_layers is not None:
+        _freeze_below(model, cfg.train_layers)
+    pairs = _training_pairs(tok, cfg, sources, targets, causal)
+    total = cfg.total_steps(len(pairs))
+    schedule = _batch_schedule(pairs, cfg, total)
+    opt, sched = _make_optimizer(model, cfg, total)
+    run = _Run(model, tok, cfg, rt, path, causal, pairs, schedule, total, opt, sched)
+    if state is None:
+        seed_everything(cfg.seed)
+        return run
+    opt.load_state_dict(state["optimizer"])
+    sched.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+    run.step, run.losses, run.selection, run.best = (state["step"], list(state["losses"]),
+                                                     list(state["selection"]), state["best"])
+    return run
+
+
+def _optimizer_step(run: _Run) -> float:
+    """The run's next optimiser step, its gradient accumulated over ``grad_accum`` batches; its loss."""
+    accum = run.cfg.grad_accum
+    running = 0.0
+    for batch in run.schedule[run.step * accum:(run.step + 1) * accum]:
+        loss = _loss(run.model, [run.pairs[i] for i in batch], run.tok.pad_token_id, run.rt, run.causal) / accum
+        loss.backward()
+        running += loss.item()
+    torch.nn.utils.clip_grad_norm_(run.model.parameters(), 1.0)
+    run.opt.step()
+    run.sched.step()
+    run.opt.zero_grad(set_to_none=True)
+    return running
+
+
+def _score_for_selection(run: _Run, select: Callable[[TrainedSeq2Seq], float]) -> None:
+    """Score the model as it is now, and keep its weights if they score best so far."""
+    rng = torch.get_rng_state()  # evaluating must not change the rest of the run
+    score = float(select(TrainedSeq2Seq(run.model.eval(), run.tok, run.cfg, run.losses)))
+    torch.set_rng_state(rng)
+    run.model.train()
+    run.selection.append((run.step, score))
+    if not run.best or score > run.best["score"]:
+        run.best = {"score": score, "step": run.step, "weights": _weights(run.model)}
+
+
+def _run_steps(run: _Run, select: Callable[[TrainedSeq2Seq], float] | None, selection_steps: set[int],
+               stop_after_minutes: float | None) -> None:
+    """Train from the run's step to its last, scoring for selection and checkpointing on the way;
+    past ``stop_after_minutes``, save and raise :class:`TrainingInterrupted`."""
+    cfg = run.cfg
+    start = time.monotonic()
+    run.model.train()
+    bar = track(None, total=run.total, desc=f"train {cfg.model} (seed {cfg.seed})", unit="step")
+    bar.update(run.step)  # a resumed run starts where its checkpoint stopped
+    while run.step < run.total:
+        run.losses.append(_optimizer_step(run))
+        run.step += 1
+        bar.update(1)
+        if run.step in selection_steps:
+            _score_for_selection(run, select)
+        if run.step < run.total and cfg.checkpoint_every and run.step % cfg.checkpoint_every == 0:
+            run.save(complete=False)
+        if (run.step < run.total and stop_after_minutes is not None
+                and time.monotonic() - start > 60 * stop_after_minutes):
+            run.save(complete=False)
+            raise TrainingInterrupted(f"stopped after {stop_after_minutes} min at step {run.step}/{run.total}; "
+                                      f"the checkpoint {run.path} resumes it: run the same command again")
+    bar.close()
+
+
 def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt: Runtime, *,
           resume: bool = True, stop_after_minutes: float | None = None,
           select: Callable[[TrainedSeq2Seq], float] | None = None, select_key: str = "") -> TrainedSeq2Seq:
@@ -255,84 +397,17 @@ def train(sources: Sequence[str], targets: Sequence[str], cfg: Seq2SeqConfig, rt
     if (select is None) != (not select_key):
         raise ValueError("select and select_key go together")
     path = checkpoint_path(cfg, sources, targets, select_key)
-    model, tok = load_seq2seq(cfg.model, cfg.seed)
-    state = load_weights(path) if resume and not refresh_requested() else None
-    if state is not None:
-        try:
-            model.load_state_dict(state["weights"])
-        except (KeyError, TypeError, RuntimeError) as e:  # a checkpoint of another model
-            warn_unreadable(path, f"{type(e).__name__}: {e}")
-            state = None
-            model, tok = load_seq2seq(cfg.model, cfg.seed)
+    model, tok, state = _load_for_training(cfg, path, resume)
     model.to(rt.device)
     if state is not None and state["complete"]:
         return TrainedSeq2Seq(model.eval(), tok, cfg, state["losses"], state.get("selection", []),
                               state.get("best_step"))
-
-    causal = decoder_only(cfg.model)
-    if causal and cfg.train_layers is not None:
-        _freeze_below(model, cfg.train_layers)
-    if causal:
-        pairs = [causal_example(tok, s, t, cfg.max_src_len, cfg.max_tgt_len) for s, t in zip(sources, targets)]
-    else:
-        src = tok(list(sources), truncation=True, max_length=cfg.max_src_len)["input_ids"]
-        pairs = list(zip(src, _encode_targets(tok, cfg.model, targets, cfg.max_tgt_len)))
-    total = cfg.total_steps(len(pairs))
-    eval_steps = {int(np.ceil(total * k / cfg.evaluations)) for k in range(1, cfg.evaluations + 1)} if (
-        select is not None and cfg.evaluations) else set()
-    schedule: list[list[int]] = []  # the batch order of the whole run (same seed → same order)
-    epoch = 0
-    while len(schedule) < total * cfg.grad_accum:
-        schedule += length_batches([len(a) + len(b) for a, b in pairs], cfg.batch_size, shuffle=True,
-                                   seed=cfg.seed * 1000 + epoch)
-        epoch += 1
-    schedule = schedule[:total * cfg.grad_accum]
-    opt, sched = _make_optimizer(model, cfg, total)
-    step, losses, selection, best = 0, [], [], {}
-    if state is not None:
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["rng"])
-        step, losses, selection, best = state["step"], list(state["losses"]), list(state["selection"]), state["best"]
-    else:
-        seed_everything(cfg.seed)
-    pad = tok.pad_token_id
-    start = time.monotonic()
-    model.train()
-    bar = track(None, total=total, desc=f"train {cfg.model} (seed {cfg.seed})", unit="step")
-    bar.update(step)  # a resumed run starts where its checkpoint stopped
-    while step < total:
-        running = 0.0
-        for batch in schedule[step * cfg.grad_accum:(step + 1) * cfg.grad_accum]:
-            loss = _loss(model, [pairs[i] for i in batch], pad, rt, causal) / cfg.grad_accum
-            loss.backward()
-            running += loss.item()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        losses.append(running)
-        step += 1
-        bar.update(1)
-        if step in eval_steps:
-            rng = torch.get_rng_state()  # evaluating must not change the rest of the run
-            score = float(select(TrainedSeq2Seq(model.eval(), tok, cfg, losses)))
-            torch.set_rng_state(rng)
-            model.train()
-            selection.append((step, score))
-            if not best or score > best["score"]:
-                best = {"score": score, "step": step, "weights": _weights(model)}
-        if step < total and cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
-            _save(path, model, opt, sched, step, losses, False, best, selection)
-        if step < total and stop_after_minutes is not None and time.monotonic() - start > 60 * stop_after_minutes:
-            _save(path, model, opt, sched, step, losses, False, best, selection)
-            raise TrainingInterrupted(f"stopped after {stop_after_minutes} min at step {step}/{total}; "
-                                      f"the checkpoint {path} resumes it: run the same command again")
-    bar.close()
-    _save(path, model, opt, sched, step, losses, True, best, selection)
-    if best:
-        model.load_state_dict(best["weights"])
-    return TrainedSeq2Seq(model.eval(), tok, cfg, losses, selection, best.get("step"))
+    run = _start_run(model, tok, cfg, rt, path, sources, targets, state)
+    _run_steps(run, select, _selection_steps(cfg, run.total, select is not None), stop_after_minutes)
+    run.save(complete=True)
+    if run.best:
+        model.load_state_dict(run.best["weights"])
+    return TrainedSeq2Seq(model.eval(), tok, cfg, run.losses, run.selection, run.best.get("step"))
 
 
 def generate(trained: TrainedSeq2Seq, sources: Sequence[str], rt: Runtime) -> list[str]:
