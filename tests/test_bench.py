@@ -10,7 +10,7 @@ from conftest import FIXTURES
 from torch.utils.flop_counter import FlopCounterMode
 
 from rcstudy import bench, runtime
-from rcstudy.models import load_multiple_choice, model_config
+from rcstudy.models.loading import load_multiple_choice, model_config
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # the tiny splits are not the official sizes
 

@@ -7,7 +7,8 @@ import torch.nn.functional as F
 
 from rcstudy.data import MCItem
 from rcstudy.models import bulk_dropout as bd
-from rcstudy.models import load_multiple_choice, load_tokenizer, mc
+from rcstudy.models import mc
+from rcstudy.models.loading import load_multiple_choice, load_tokenizer
 
 CPU = torch.device("cpu")
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from rcstudy import runtime
 from rcstudy.data import MCItem
-from rcstudy.models import load_multiple_choice, load_tokenizer, loading, mc
+from rcstudy.models import loading, mc
+from rcstudy.models.loading import load_multiple_choice, load_tokenizer
 from rcstudy.models.lm import CausalLM
 
 PLAIN_LENGTH = 256

@@ -11,7 +11,8 @@ import torch
 from rcstudy import runtime
 from rcstudy.data import MCItem
 from rcstudy.errors import ModelUnavailable
-from rcstudy.models import OFFLINE_MODELS, load_multiple_choice, load_tokenizer, resolve
+from rcstudy.models.loading import load_multiple_choice, load_tokenizer
+from rcstudy.models.registry import OFFLINE_MODELS, resolve
 from rcstudy.models.lm import CausalLM
 from rcstudy.models.mc import MCConfig, finetune, fit_linear_head, frozen_features, head_logits, predict
 

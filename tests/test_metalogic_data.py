@@ -177,7 +177,7 @@ def test_normalise_undoes_wordpiece_spacing():
 
 
 def test_wordpiece_round_trip_is_lossless(graphs):
-    from rcstudy.models import load_tokenizer
+    from rcstudy.models.loading import load_tokenizer
 
     tok = load_tokenizer("minilm-l6")
     for g in graphs["train"] + graphs["test"]:

@@ -108,7 +108,7 @@ def test_span_extractor_runs_on_fixtures(rt, tmp_path, monkeypatch):
 
 
 def test_span_extractor_windows_refuse_a_stride_that_leaves_no_room():
-    from rcstudy.models import load_tokenizer
+    from rcstudy.models.loading import load_tokenizer
 
     examples = _synthetic(2)
     with pytest.raises(ValueError, match="stride .* must be below the room"):

@@ -234,7 +234,7 @@ def warm_device(cfg: BenchConfig, rt) -> float:
         return 0.0
     import torch
 
-    from .models import load_multiple_choice
+    from .models.loading import load_multiple_choice
 
     start = _now(rt)
     matmul_peak(rt, 4096, 2)
@@ -357,7 +357,7 @@ def _train_reference(train, val, cfg: BenchConfig, rt, vocab_size: int, *, padde
     import torch
     from transformers import DataCollatorForMultipleChoice, Trainer, TrainingArguments
 
-    from .models import load_multiple_choice, load_tokenizer
+    from .models.loading import load_multiple_choice, load_tokenizer
 
     with tempfile.TemporaryDirectory(prefix="rcstudy-bench-trainer-") as workdir:
         args = TrainingArguments(
@@ -436,7 +436,7 @@ def _references(train, val, cfg: BenchConfig, rt, vocab_size: int, **kwargs) -> 
 def stage_train(cfg: BenchConfig, rt) -> tuple[dict, dict]:
     """Stages a and c: ours against both ``Trainer`` configurations, the ratio against the faster
     of them (the strongest reference), and the FLOP rates of every run."""
-    from .models import model_config
+    from .models.loading import model_config
     from .stats import paired_difference
 
     train, val = _reclor(cfg)
@@ -494,7 +494,7 @@ def stage_quality(cfg: BenchConfig, rt) -> dict:
     the held-out train questions with a margin of ``equivalence_margin`` points; "not comparable"
     where a run did not learn."""
     from .learning import final_loss
-    from .models import model_config
+    from .models.loading import model_config
     from .stats import paired_equivalence
 
     train, held_out = _quality_split(cfg)
@@ -808,7 +808,7 @@ def cost_point(spec: dict) -> dict:
     ``spec`` names the engine (train, score), the system, the number of questions and, for
     training, the sequence length. Returns the seconds of the work alone."""
     from . import runtime
-    from .models import model_config
+    from .models.loading import model_config
 
     rt = runtime.setup(spec["device"], threads=spec["threads"], precision=spec["precision"])
     cfg = BenchConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec["config"].items()})
@@ -819,7 +819,7 @@ def cost_point(spec: dict) -> dict:
         seconds = (_our_scores(lm, items, cfg)[1] if spec["system"] == "ours"
                    else _harness_scores(lm, items, cfg, rt)[2])
         return {"seconds": seconds, "peak_rss_mb": peak_rss_mb()}
-    from .models import load_tokenizer
+    from .models.loading import load_tokenizer
 
     train = _reclor_train(spec["questions"])
     val = train[:1]  # the work timed is the training; one question keeps the evaluation negligible
@@ -955,7 +955,7 @@ def stage_book(cfg: BenchConfig) -> dict:
 def _precision_training(cfg: BenchConfig, rt) -> dict:
     """Our trainer in each precision, each against the matmul peak of its own dtype, and the tuned
     ``Trainer`` in bf16, so that our speed-up over it is also known with both in bf16."""
-    from .models import model_config
+    from .models.loading import model_config
     from .stats import paired_difference
 
     train, val = _reclor(cfg)
@@ -1042,7 +1042,7 @@ def _replica_training(cfg: BenchConfig, rt, folder: Path, card, peak: dict) -> d
     """Fine-tuning the mc replica at the paper's length: ours and the tuned ``Trainer`` (and, with
     ``trainer_compile``, the tuned ``Trainer`` under torch.compile), FLOP/s on real tokens against
     the GPU's data-sheet peak (the plan's) and the measured matmul peak."""
-    from .models import model_config
+    from .models.loading import model_config
 
     run_cfg = replace(cfg, mc_model=cfg.replica_mc_model, train_steps=cfg.replica_train_steps,
                       batch_size=cfg.replica_batch_size, max_length=cfg.replica_max_length)
@@ -1092,7 +1092,6 @@ def _replica_lm(cfg: BenchConfig, rt, folder: Path, texts: list[str]):
     the device in fp32 (as the engine holds them), or the tiny one from ``folder``."""
     from .models import replicas
     from .models.lm import CausalLM, fp32_output_head
-    from .models.loading import load_tokenizer
 
     name = cfg.replica_lm_model
     if not cfg.replica_full_size:

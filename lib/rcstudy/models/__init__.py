@@ -1,9 +1,5 @@
-"""Models: name resolution (offline packages, tiny smoke models, Hub ids) and the shared engines."""
+"""Models: name resolution (:mod:`.registry`: offline packages, tiny smoke models, Hub ids),
+loading (:mod:`.loading`) and the shared engines (:mod:`.mc`, :mod:`.lm`, :mod:`.seq2seq`).
 
-from .loading import load_causal_lm, load_multiple_choice, load_tokenizer, model_config
-from .registry import OFFLINE_MODELS, TINY_MODELS, resolve
-
-__all__ = [
-    "OFFLINE_MODELS", "TINY_MODELS", "resolve",
-    "load_causal_lm", "load_multiple_choice", "load_tokenizer", "model_config",
-]
+The package itself imports nothing: resolving a name or checking a chapter's parameters must not
+wait for torch and transformers to load."""

@@ -5,20 +5,8 @@ from __future__ import annotations
 import os
 
 import torch
+import transformers
 from torch import nn
-from transformers import (
-    AutoConfig,
-    AutoModel,
-    AutoModelForCausalLM,
-    AutoModelForMultipleChoice,
-    AutoModelForSeq2SeqLM,
-    AutoTokenizer,
-    BertConfig,
-    LlamaConfig,
-)
-from transformers.modeling_outputs import MultipleChoiceModelOutput
-from transformers.models.auto.modeling_auto import MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES
-
 from transformers.utils import logging as hf_logging
 
 from ..errors import ModelUnavailable
@@ -42,7 +30,7 @@ def _tokenizer_source(name: str) -> str:
 
 
 def load_tokenizer(name: str):
-    tok = load_or_explain(lambda: AutoTokenizer.from_pretrained(_tokenizer_source(name)), name)
+    tok = load_or_explain(lambda: transformers.AutoTokenizer.from_pretrained(_tokenizer_source(name)), name)
     if tok.pad_token is None:  # causal LMs: pad with EOS (GPT has none: UNK); padding is always masked out
         tok.pad_token = tok.eos_token if tok.eos_token is not None else tok.unk_token
     if tok.pad_token is None:
@@ -52,8 +40,9 @@ def load_tokenizer(name: str):
 
 def _tiny_config(name: str, vocab_size: int):
     if name == "tiny-bert":
-        return BertConfig(vocab_size=vocab_size, max_position_embeddings=512, **TINY_DIMS)
-    return LlamaConfig(vocab_size=vocab_size, max_position_embeddings=2048, num_key_value_heads=2, **TINY_DIMS)
+        return transformers.BertConfig(vocab_size=vocab_size, max_position_embeddings=512, **TINY_DIMS)
+    return transformers.LlamaConfig(vocab_size=vocab_size, max_position_embeddings=2048, num_key_value_heads=2,
+                                    **TINY_DIMS)
 
 
 def load_or_explain(load, name: str):
@@ -95,7 +84,8 @@ class DecoderForMultipleChoice(nn.Module):
     def base_model(self) -> nn.Module:
         return self.backbone
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **_) -> MultipleChoiceModelOutput:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                **_) -> transformers.modeling_outputs.MultipleChoiceModelOutput:
         B, O, L = input_ids.shape
         mask = attention_mask.view(B * O, L)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
@@ -103,7 +93,7 @@ class DecoderForMultipleChoice(nn.Module):
                                position_ids=positions).last_hidden_state
         last_real = L - 1 - mask.flip(-1).argmax(-1)  # the last unmasked position, whichever side is padded
         last = hidden[torch.arange(B * O, device=hidden.device), last_real]
-        return MultipleChoiceModelOutput(logits=self.score(self.dropout(last)).view(B, O))
+        return transformers.modeling_outputs.MultipleChoiceModelOutput(logits=self.score(self.dropout(last)).view(B, O))
 
 
 def load_multiple_choice(name: str, seed: int = 0):
@@ -113,22 +103,22 @@ def load_multiple_choice(name: str, seed: int = 0):
     :class:`DecoderForMultipleChoice`.
     """
     torch.manual_seed(seed)  # the head is newly initialised (tiny models: all weights)
-    if model_config(name).model_type in MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES:
-        return load_auto(AutoModelForMultipleChoice, name, seed)
-    backbone = load_auto(AutoModel, name, seed)
+    if model_config(name).model_type in transformers.models.auto.modeling_auto.MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES:
+        return load_auto(transformers.AutoModelForMultipleChoice, name, seed)
+    backbone = load_auto(transformers.AutoModel, name, seed)
     torch.manual_seed(seed)
     return DecoderForMultipleChoice(backbone)
 
 
 def load_causal_lm(name: str):
-    model = load_auto(AutoModelForCausalLM, name)
+    model = load_auto(transformers.AutoModelForCausalLM, name)
     model.eval()
     return model
 
 
 def load_seq2seq_lm(name: str):
     """A pretrained encoder-decoder LM (T5, Flan-T5, UnifiedQA, ...) by Hub name, in eval mode."""
-    model = load_auto(AutoModelForSeq2SeqLM, name)
+    model = load_auto(transformers.AutoModelForSeq2SeqLM, name)
     model.eval()
     return model
 
@@ -136,4 +126,4 @@ def load_seq2seq_lm(name: str):
 def model_config(name: str):
     if name in TINY_MODELS:
         return _tiny_config(name, len(load_tokenizer(name)))
-    return load_or_explain(lambda: AutoConfig.from_pretrained(resolve(name)), name)
+    return load_or_explain(lambda: transformers.AutoConfig.from_pretrained(resolve(name)), name)

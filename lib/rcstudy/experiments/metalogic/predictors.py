@@ -76,7 +76,7 @@ class Metrics(Section):
 def metrics_section(cfg: Config, splits: Mapping[str, Sequence[Metagraph]]) -> Metrics:
     """The text forms under the generator's tokenizer (the target must survive it), and the metric
     variants on the trivial predictors."""
-    from ...models import load_tokenizer
+    from ...models.loading import load_tokenizer
 
     train, test = splits["train"], splits["test"]
     model = cfg.seq2seq.model

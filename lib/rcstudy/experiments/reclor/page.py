@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...models import load_tokenizer
+from ...models.loading import load_tokenizer
 from ...report import ChapterResults
 from ...runtime import Runtime
 from .biases import option_length, token_bias
