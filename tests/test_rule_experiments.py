@@ -113,8 +113,10 @@ def test_claim_intervals_match_the_table_metrics(data):
     assert gap.low <= gap.estimate <= gap.high
     excess = ex.consistency_excess([last, last], seed=0)  # a system repeated: the same mean
     assert excess.estimate == pytest.approx(scores["Consistency"] - scores["MainQ"] / 2) and excess.n == 12
-    frame = pd.DataFrame({"selective": [True, True, True, False, False], "right": [True, True, False, False, True]})
-    assert ex.alignment_gap(frame, seed=0).estimate == pytest.approx(100 * (2 / 3 - 1 / 2))
+    frame = pd.DataFrame({"main_id": ["m1", "m1", "m2", "m2", "m3"], "selective": [True, True, True, False, False],
+                          "right": [True, True, False, False, True]})
+    align = ex.alignment_gap(frame, seed=0)  # the options of one main question are drawn together
+    assert align.estimate == pytest.approx(100 * (2 / 3 - 1 / 2)) and align.n == 3
 
 
 def test_a_claim_rests_on_the_gate_of_each_setting_on_the_task_it_reads(data):

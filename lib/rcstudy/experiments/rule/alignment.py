@@ -9,7 +9,7 @@ import pandas as pd
 from ...data.records import MCItem
 from ...data.rule import RuleData
 from ...prompts import rule as prompt_formats
-from ...stats import Interval, difference_interval
+from ...stats import Interval, subset_difference
 
 
 def alignment_items(data: RuleData) -> list[MCItem]:
@@ -21,7 +21,8 @@ def alignment_items(data: RuleData) -> list[MCItem]:
 
 
 def alignment_frame(items: Sequence[MCItem], pred: Sequence[int]) -> pd.DataFrame:
-    return pd.DataFrame({"id": [it.id for it in items], "selective": [it.meta["selective"] for it in items],
+    return pd.DataFrame({"id": [it.id for it in items], "main_id": [it.meta["main_id"] for it in items],
+                         "selective": [it.meta["selective"] for it in items],
                          "right": [int(p) == it.label for it, p in zip(items, pred)]})
 
 
@@ -31,6 +32,9 @@ def alignment_rates(frame: pd.DataFrame) -> tuple[float, float]:
 
 
 def alignment_gap(frame: pd.DataFrame, seed: int) -> Interval:
-    """Alignment accuracy on correct minus incorrect options (points), two-group bootstrap interval."""
-    right, selective = frame["right"].to_numpy(float), frame["selective"].to_numpy(bool)
-    return difference_interval(right[selective], right[~selective], seed=seed)
+    """Alignment accuracy on correct minus incorrect options (points). The interval resamples main
+    questions: the options of one main question share its context and rationales, so they are not
+    independent items, and a main question drawn brings its correct and incorrect options alike."""
+    selective = frame["selective"].to_numpy(bool)
+    return subset_difference(frame["right"].to_numpy(float), selective, ~selective,
+                             clusters=frame["main_id"].tolist(), seed=seed)
