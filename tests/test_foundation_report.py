@@ -112,6 +112,34 @@ def test_held_out_loss_below_ln_k_counts_as_learning():
     assert "held-out loss" in flat.describe()
 
 
+def test_several_right_options_count_at_their_summed_probability_against_guessing_ln_k_over_g():
+    # softmax (1/2, 1/4, 1/4) with options 0 and 1 right: −ln 3/4; four even options, one right: ln 4
+    scores = np.array([[math.log(2), 0.0, 0.0, np.nan], [0.0, 0.0, 0.0, 0.0]])
+    assert learning.heldout_losses(scores, [(0, 1), 2])[0] == pytest.approx([-math.log(0.75), math.log(4)])
+    assert learning.guessing_losses(scores, [(0, 1), 2])[0] == pytest.approx([math.log(1.5), math.log(4)])
+    # no right option (an empty set, a label below 0) or no score at all: no loss
+    unscored = np.array([[0.0, 1.0, 2.0, 3.0], [np.nan] * 4])
+    assert np.isnan(learning.heldout_losses(unscored, [(), 0])).all()
+    assert np.isnan(learning.guessing_losses(scores, [-1, ()])).all()
+    # even scores over 3 to 10 candidates with 1 or 2 right: exactly the loss of guessing, not learning
+    n = np.arange(300) % 8 + 3
+    even = np.where(np.arange(10)[None, :] < n[:, None], 0.0, -np.inf)
+    golds = [(0,) if i % 2 else (0, 1) for i in range(300)]
+    flat = learning.check("ASReader", [[2.3, 0.4]], k=10, scores=even, labels=golds)
+    guessing = np.mean([math.log(k / len(g)) for k, g in zip(n, golds)])
+    assert flat.heldout_loss.estimate == pytest.approx(guessing) and flat.guessing_loss == pytest.approx(guessing)
+    assert not flat.learned and flat.loss_margin.estimate == pytest.approx(0, abs=1e-12)
+    assert f"{guessing:.3f}" in flat.warning() and flat.columns()["held-out guessing loss"] == f"{guessing:.3f}"
+    # the right candidates twice as likely as each other one: below guessing on every item, learned
+    right = learning.gold_mask(golds, 10)
+    assert right.sum() == 450 and right[:, 2:].sum() == 0
+    assert learning.check("ranker", None, k=10, scores=even + np.where(right, math.log(2), 0.0), labels=golds).learned
+    # accuracy and loss both at chance: the warning names both
+    both = learning.check("both", None, k=4, correct=_right(0.25, 300), scores=np.zeros((300, 4)), labels=[0] * 300)
+    assert "is not above chance (25.0%) as a whole interval, nor its loss there, 1.386" in both.warning()
+    assert "below ln 4 = 1.386" in both.warning() and "held-out guessing loss" not in both.columns()
+
+
 def test_chance_can_vary_by_item_and_prompted_models_are_gated_alike():
     # ReCoRD: each query's chance is 1 / its number of candidates
     p = np.r_[np.full(200, 0.1), np.full(200, 0.5)]

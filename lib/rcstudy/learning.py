@@ -15,6 +15,13 @@ The training loss is still shown (first and last tenth of the steps, :data:`FINA
 a held-out score at chance, a falling one says the row memorised. With a number of options that
 varies from question to question, the loss of guessing is the mean of ln k, which is ln of their
 geometric mean (:func:`guessing_k`).
+
+Where a held-out item has several right options (a ReCoRD query whose gold entity appears as more
+than one candidate string), its loss is the cross-entropy at their summed probability, −ln Σ p_gold:
+naming any of them is right, so a model is not charged for how it splits its belief among them.
+Guessing uniformly among that item's k options then costs ln(k / g) for g gold ones
+(:func:`guessing_losses`), and the held-out loss is judged against it item by item, paired as
+accuracy is against chance.
 """
 
 from __future__ import annotations
@@ -71,6 +78,9 @@ class LossCheck:
     chance: float | None = None  # chance accuracy (%): 100/k, or the mean of each item's 1/k
     heldout: str = "held-out items"  # which items, in words ("ReClor val", "LogiQA Test")
     full_profile: str = ""  # what the full profile would spend on this row (the plan's GPU hours)
+    loss_margin: Interval | None = None  # held-out loss minus each item's loss of guessing (nats), 95% interval
+    guessing_loss: float | None = None  # the held-out items' mean loss of guessing (None: ln k)
+    no_loss: str = "n/a"  # the held-out loss column of a row without one: why
 
     @property
     def k_text(self) -> str:
@@ -79,6 +89,23 @@ class LossCheck:
     @property
     def chance_loss(self) -> float:
         return math.log(self.k)
+
+    @property
+    def heldout_chance_loss(self) -> float:
+        """The loss of guessing on the held-out items: ln k, unless their options or gold ones vary."""
+        return self.chance_loss if self.guessing_loss is None else self.guessing_loss
+
+    @property
+    def guessing_is_ln_k(self) -> bool:
+        """Whether guessing costs ln k on the held-out items too (to the three decimals shown)."""
+        return math.isclose(self.heldout_chance_loss, self.chance_loss, abs_tol=5e-4)
+
+    @property
+    def guessing_text(self) -> str:
+        """The held-out loss of guessing in words: "ln 4 = 1.386", or its value where items differ."""
+        if self.guessing_is_ln_k:
+            return f"ln {self.k_text} = {self.chance_loss:.3f}"
+        return f"the loss of guessing among each item's options, {self.heldout_chance_loss:.3f}"
 
     @property
     def chance_accuracy(self) -> float:
@@ -93,21 +120,22 @@ class LossCheck:
     @property
     def learned(self) -> bool:
         """Held-out accuracy above chance (its whole interval minus chance above 0), or held-out loss
-        below ln k (its whole interval). Without a held-out score a row is not shown to have learned."""
+        below the loss of guessing (the whole interval of their difference, item by item, below 0).
+        Without a held-out score a row is not shown to have learned."""
         by_accuracy = self.margin is not None and math.isfinite(self.margin.low) and self.margin.low > 0
-        by_loss = (self.heldout_loss is not None and math.isfinite(self.heldout_loss.high)
-                   and self.heldout_loss.high < self.chance_loss)
+        by_loss = self.loss_margin is not None and math.isfinite(self.loss_margin.high) and self.loss_margin.high < 0
         return by_accuracy or by_loss
 
     def columns(self) -> dict[str, object]:
         """The columns of a table of trained rows (:func:`table`)."""
-        def loss(iv: Interval | None) -> str:
-            return "n/a" if iv is None else f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
-
-        return {"training loss": "—" if self.first is None else f"{self.first:.3f} → {self.final:.3f}",
-                "held-out loss": loss(self.heldout_loss), f"ln {self.k_text}": f"{self.chance_loss:.3f}",
-                "held-out accuracy": "n/a" if self.accuracy is None else str(self.accuracy),
-                "chance": f"{self.chance_accuracy:.1f}", "learned": "yes" if self.learned else "NO"}
+        iv = self.heldout_loss
+        columns = {"training loss": "—" if self.first is None else f"{self.first:.3f} → {self.final:.3f}",
+                   "held-out loss": self.no_loss if iv is None else f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]",
+                   f"ln {self.k_text}": f"{self.chance_loss:.3f}"}
+        if not self.guessing_is_ln_k:
+            columns["held-out guessing loss"] = f"{self.heldout_chance_loss:.3f}"
+        return columns | {"held-out accuracy": "n/a" if self.accuracy is None else str(self.accuracy),
+                          "chance": f"{self.chance_accuracy:.1f}", "learned": "yes" if self.learned else "NO"}
 
     def describe(self) -> str:
         parts = []
@@ -116,20 +144,26 @@ class LossCheck:
                          + (f" (margin {self.margin})" if self.margin is not None else ""))
         if self.heldout_loss is not None:
             parts.append(f"held-out loss {self.heldout_loss.estimate:.3f} [{self.heldout_loss.low:.3f}, "
-                         f"{self.heldout_loss.high:.3f}] against ln {self.k_text} = {self.chance_loss:.3f}")
+                         f"{self.heldout_loss.high:.3f}] against {self.guessing_text}")
         if self.first is not None:
             parts.append(f"training loss {self.first:.3f} → {self.final:.3f}")
         text = f"{self.name}: " + ("; ".join(parts) if parts else "no held-out score")
         return text + (f"; the full profile would need {self.full_profile}" if self.full_profile else "")
 
-    def warning(self) -> str:
+    def short_of_chance(self) -> str:
+        """Why a row did not learn, in words: each held-out score it has, not beating chance."""
         if self.accuracy is None and self.heldout_loss is None:
-            what = f"it has no score on {self.heldout}, so it is not shown to have learned"
-        else:
-            what = (f"its accuracy on {self.heldout}, {self.accuracy}, is not above chance ({self.chance_accuracy:.1f}%) "
-                    "as a whole interval" if self.accuracy is not None else
-                    f"its loss on {self.heldout} is not below ln {self.k_text} = {self.chance_loss:.3f} as a whole "
-                    "interval")
+            return f"it has no score on {self.heldout}, so it is not shown to have learned"
+        iv = self.heldout_loss
+        loss = None if iv is None else f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
+        if self.accuracy is None:
+            return f"its loss on {self.heldout}, {loss}, is not below {self.guessing_text} as a whole interval"
+        what = (f"its accuracy on {self.heldout}, {self.accuracy}, is not above chance ({self.chance_accuracy:.1f}%) "
+                "as a whole interval")
+        return what + ("" if loss is None else f", nor its loss there, {loss}, below {self.guessing_text}")
+
+    def warning(self) -> str:
+        what = self.short_of_chance()
         trained = ""
         if self.training_fell:
             trained = (f" Its training loss fell ({self.first:.3f} → {self.final:.3f}, below ln {self.k_text} = "
@@ -154,18 +188,50 @@ def _runs(values) -> np.ndarray:
     return arr[None, :] if arr.ndim == 1 else arr
 
 
-def heldout_losses(scores, labels: Sequence[int]) -> np.ndarray:
-    """Per (seed, item) cross-entropy of the softmax of ``scores`` — (seeds, items, options) or
-    (items, options), NaN for options an item does not have — at the gold option (NaN where the
-    item has no gold label, a label below 0)."""
+def gold_mask(labels: Sequence, n_options: int) -> np.ndarray:
+    """(items, options): which options are right. A label is one option's index (none below 0 or
+    None) or a collection of them (several right options; empty: none)."""
+    mask = np.zeros((len(labels), n_options), dtype=bool)
+    for i, gold in enumerate(labels):
+        options = [gold] if gold is None or np.ndim(gold) == 0 else list(gold)
+        mask[i, [g for g in options if g is not None and g >= 0]] = True
+    return mask
+
+
+def _logsumexp(logits: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """ln Σ exp over the last axis of the entries ``keep`` marks (−inf where it marks none)."""
+    masked = np.where(keep, logits, -np.inf)
+    top = masked.max(axis=-1, keepdims=True)
+    shift = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):  # ln 0 = −inf where nothing is marked
+        return np.log(np.exp(masked - shift).sum(axis=-1)) + shift[..., 0]
+
+
+def _scores_and_gold(scores, labels: Sequence) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``scores`` as (seeds, items, options), which of them an item has (finite), and which are right."""
     s = np.asarray(scores, dtype=float)
     s = s[None] if s.ndim == 2 else s
-    labels = np.asarray(labels, dtype=int)
-    masked = np.where(np.isfinite(s), s, -np.inf)
-    top = masked.max(axis=-1, keepdims=True)
-    logz = np.log(np.exp(masked - top).sum(axis=-1)) + top[..., 0]
-    gold = np.take_along_axis(masked, np.clip(labels, 0, None)[None, :, None].repeat(s.shape[0], 0), -1)[..., 0]
-    return np.where(labels[None, :] >= 0, logz - gold, np.nan)
+    has = np.isfinite(s)
+    return s, has, gold_mask(labels, s.shape[-1])[None] & has
+
+
+def heldout_losses(scores, labels: Sequence) -> np.ndarray:
+    """Per (seed, item) cross-entropy of the softmax of ``scores`` — (seeds, items, options) or
+    (items, options), NaN or −inf for options an item does not have — at its right options:
+    −ln of their summed probability (:func:`gold_mask`; one option: its probability). NaN where
+    the item has no right option or was not scored (no finite score)."""
+    s, has, gold = _scores_and_gold(scores, labels)
+    with np.errstate(invalid="ignore"):  # −inf − −inf where an item has no score: NaN below
+        loss = _logsumexp(s, has) - _logsumexp(s, gold)
+    return np.where(gold.any(axis=-1), loss, np.nan)
+
+
+def guessing_losses(scores, labels: Sequence) -> np.ndarray:
+    """Per (seed, item) loss of guessing uniformly among the options an item has (finite scores):
+    ln(k / g) for k options of which g are right; NaN where :func:`heldout_losses` is."""
+    _, has, gold = _scores_and_gold(scores, labels)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(gold.any(axis=-1), np.log(has.sum(axis=-1) / gold.sum(axis=-1)), np.nan)
 
 
 def check(name: str, curves: Sequence[Sequence[float]] | None, k: float, *, correct=None, chance=None,
@@ -175,20 +241,30 @@ def check(name: str, curves: Sequence[Sequence[float]] | None, k: float, *, corr
     curve each; None for a model not trained here). ``correct``: its held-out correctness (0/1, or a
     score in [0, 1]), (items,) or (seeds, items); ``chance``: the probability of being right by
     guessing, one number or one per item (default 1/k); ``scores`` and ``labels``: its held-out
-    option scores (logits), for the held-out loss; ``clusters``: items that are not independent
-    (subquestions of one main question) share a label. Intervals resample seeds, then clusters."""
+    option scores (logits) and each item's right option(s) (:func:`heldout_losses`), for the
+    held-out loss, judged against the loss of guessing item by item (:func:`guessing_losses`);
+    ``clusters``: items that are not independent (subquestions of one main question) share a
+    label. Intervals resample seeds, then clusters."""
     first, final = loss_ends(curves) if curves else (None, None)
-    accuracy = margin = loss = None
+    accuracy = margin = None
     p = None
     if correct is not None:
         runs = _runs(correct)
         p = np.broadcast_to(np.asarray(1 / k if chance is None else chance, dtype=float), runs.shape[1:])
         accuracy = hierarchical_ci(runs, clusters=clusters, seed=seed)
         margin = hierarchical_ci(runs - p[None, :], clusters=clusters, seed=seed)
-    if scores is not None and labels is not None:
-        loss = hierarchical_ci(heldout_losses(scores, labels), clusters=clusters, seed=seed, scale=1.0)
-    return LossCheck(name, k, first, final, accuracy, margin, loss,
-                     None if p is None else float(100 * p.mean()), heldout)
+    held_out = {} if scores is None or labels is None else \
+        _loss_against_guessing(heldout_losses(scores, labels), guessing_losses(scores, labels), clusters, seed)
+    return LossCheck(name, k, first, final, accuracy, margin, chance=None if p is None else float(100 * p.mean()),
+                     heldout=heldout, **held_out)
+
+
+def _loss_against_guessing(losses: np.ndarray, guessing: np.ndarray, clusters: Sequence | None, seed: int) -> dict:
+    """The :class:`LossCheck` fields of a held-out loss: its interval, its margin over the loss of
+    guessing (item by item) and that loss's mean, over the (seed, item) cells that have a loss."""
+    return {"heldout_loss": hierarchical_ci(losses, clusters=clusters, seed=seed, scale=1.0),
+            "loss_margin": hierarchical_ci(losses - guessing, clusters=clusters, seed=seed, scale=1.0),
+            "guessing_loss": float(np.nanmean(guessing))}
 
 
 def prompted(name: str, correct, k: float, *, task: str, chance=None, clusters: Sequence | None = None,
