@@ -126,6 +126,30 @@ def test_lexical_systems_cover_every_split(data):
     assert ex.majority_system(data).preds["en-eval"].shape == (1, 8)
 
 
+def test_each_trained_row_is_judged_by_its_held_out_loss_too(data):
+    """A trained row keeps its option logits over the split (NaN where not scored): its held-out
+    loss is their cross-entropy at the gold option, against ln 4."""
+    from rcstudy.experiments.logiqa.runs import eval_positions
+
+    sizes = ex.Sizes(n_dev=4, n_test_sub=6)
+    pos = eval_positions(data, sizes)["test-sub"]
+    gold = data.gold("en-test")[pos]
+    sure = np.where(np.arange(4) == gold[:, None], 3.0, 0.0)  # each item: −ln(e³ / (e³ + 3))
+    even = np.where(np.arange(4) == (gold[:, None] + 1) % 4, 1e-9, 0.0)  # a wrong pick, at even odds
+    runs = {"sure": [{"en-test": sure, "losses": [1.4, 0.2]}], "even": [{"en-test": even, "losses": [1.4, 1.39]}]}
+    majority = ex.majority_system(data)
+    ablations = ex.ablation_systems(data, sizes, majority, runs)
+    logits = ablations[1].extra["logits"]["en-test"]
+    assert logits.shape == (1, 10, 4) and np.isfinite(logits[0, pos]).all() and np.isnan(np.delete(logits[0], pos, 0)).all()
+    systems = ex.Systems(majority, [], [], majority, [], majority, ablations, [], 0)
+    checks = systems.loss_checks(data)
+    assert set(checks) == {"sure", "even"}
+    assert checks["sure"].heldout_loss.estimate == pytest.approx(np.log(1 + 3 * np.exp(-3)))
+    assert checks["sure"].learned and checks["sure"].columns()["held-out loss"] == "0.139 [0.139, 0.139]"
+    assert checks["even"].heldout_loss.estimate == pytest.approx(np.log(4)) and not checks["even"].learned
+    assert "nor its loss there, 1.386" in checks["even"].warning()
+
+
 def test_tiny_encoder_pipeline(data, isolated_cache, monkeypatch, tmp_path):
     """Each trained row from its runs (what its jobs' steps return), one per seed."""
     rt = runtime.setup(device="cpu", threads=1)
@@ -217,6 +241,7 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     trained = res.tables["logiqa_trained"]
     assert {"tiny-bert", "no paragraph", "no question", "options only", "tiny-bert_ReClor"} <= set(trained.index)
     assert set(trained.index) == set(res.learning.losses)
+    assert not trained["held-out loss"].str.startswith("n/a").any()  # every trained row's logits on Test
     stuck = trained.index[trained["learned"] == "NO"]
     assert all(report.md_text(name) in res.facts["logiqa_loss_warnings"].data for name in stuck)  # names shown as text
     # each row at chance names the full profile's GPU hours for its jobs: the main encoder's are the full

@@ -26,6 +26,7 @@ class Predictions:
     category: str
     trained_on: str  # what the system learned from, in words ("—" for rules)
     preds: dict[str, np.ndarray]  # split key → (seeds, items) option indices, -1 = not evaluated
+    # a trained row's "losses" (one curve per seed) and "logits" (split key → (seeds, items, options), NaN = not evaluated)
     extra: dict = field(default_factory=dict)
 
     def correct(self, split_key: str, gold: np.ndarray) -> np.ndarray:
@@ -37,10 +38,12 @@ class Predictions:
         return (self.preds[split_key] >= 0).all(axis=0)
 
 
-def full_length(pred: np.ndarray, positions: np.ndarray, n: int) -> np.ndarray:
-    """Predictions on a subsample placed into a split-length array (-1 elsewhere)."""
-    out = np.full(n, -1, dtype=int)
-    out[positions] = pred
+def full_length(values: np.ndarray, positions: np.ndarray, n: int, missing: float = -1) -> np.ndarray:
+    """Values on a subsample — predicted options, or each item's option scores with ``missing=np.nan``
+    — placed into a split-length array (``missing`` elsewhere)."""
+    values = np.asarray(values)
+    out = np.full((n, *values.shape[1:]), missing, dtype=np.result_type(values, missing))
+    out[positions] = values
     return out
 
 

@@ -45,11 +45,22 @@ def majority_system(data: LogiQAData) -> Predictions:
 
 def reader_system(name: str, runs: Sequence, n_train: int) -> Predictions:
     """A from-scratch reader from its runs, one per seed (:func:`~.runs.reader_run`)."""
-    preds = {k: np.stack([r.logits[k].argmax(1) for r in runs]) for k in ("en-eval", "en-test")}
+    logits = {k: np.stack([r.logits[k] for r in runs]) for k in ("en-eval", "en-test")}
     return Predictions(READERS[name][0], "Deep learning (re-impl.)", f"{n_train} training questions",
-                       preds, {"dev_curves": [r.dev_accuracy for r in runs],
-                               "losses": [r.losses for r in runs], "best_epoch": [r.best_epoch for r in runs],
-                               "vocab": runs[0].vocab_size})
+                       {k: v.argmax(-1) for k, v in logits.items()},
+                       {"dev_curves": [r.dev_accuracy for r in runs], "losses": [r.losses for r in runs],
+                        "logits": logits, "best_epoch": [r.best_epoch for r in runs], "vocab": runs[0].vocab_size})
+
+
+def trained_row(data: LogiQAData, name: str, category: str, trained_on: str, runs: Sequence[Mapping],
+                where: Mapping[str, np.ndarray], losses: list) -> Predictions:
+    """A fine-tuned row from its runs, one per seed, each the option logits of the items at
+    ``where[key]`` of each split key: its answers and its logits over the whole of each split (-1
+    and NaN elsewhere), and its training losses (one curve per seed)."""
+    n = {k: len(data.splits[k]) for k in where}
+    logits = {k: np.stack([full_length(r[k], at, n[k], missing=np.nan) for r in runs]) for k, at in where.items()}
+    preds = {k: np.stack([full_length(r[k].argmax(1), at, n[k]) for r in runs]) for k, at in where.items()}
+    return Predictions(name, category, trained_on, preds, {"losses": losses, "logits": logits})
 
 
 def plm_system(data: LogiQAData, encoder: Encoder, sizes: Sizes, runs: Sequence[Mapping]) -> Predictions:
@@ -57,10 +68,8 @@ def plm_system(data: LogiQAData, encoder: Encoder, sizes: Sizes, runs: Sequence[
     runs, one per seed (:func:`~.runs.encoder_run`)."""
     train = encoder_train_items(data, encoder, sizes)
     pos = eval_positions(data, sizes)
-    keys = ("en-eval", "en-test")
-    preds = {k: np.stack([full_length(out[k].argmax(1), pos[k], len(data.splits[k])) for out in runs]) for k in keys}
-    return Predictions(encoder.model, "Pre-trained (fine-tuned)", f"{len(train)} training questions",
-                       preds, {"losses": [out["losses"] for out in runs]})
+    return trained_row(data, encoder.model, "Pre-trained (fine-tuned)", f"{len(train)} training questions", runs,
+                       {k: pos[k] for k in ("en-eval", "en-test")}, [out["losses"] for out in runs])
 
 
 def ablation_systems(data: LogiQAData, sizes: Sizes, main: Predictions,
@@ -68,13 +77,9 @@ def ablation_systems(data: LogiQAData, sizes: Sizes, main: Predictions,
     """Figure 3's rows on the Test sample: the main model restricted to it ("full input"), then each
     ablation (name → its runs, one per seed; :func:`~.runs.ablation_run`)."""
     pos = eval_positions(data, sizes)["test-sub"]
-    n = len(data.splits["en-test"])
     out = [Predictions("full input", main.category, main.trained_on, {"en-test": restrict(main.preds["en-test"], pos)})]
-    for name, seeds in runs.items():
-        preds = np.stack([full_length(res["en-test"].argmax(1), pos, n) for res in seeds])
-        out.append(Predictions(name, "Ablation", main.trained_on, {"en-test": preds},
-                               {"losses": [res["losses"] for res in seeds]}))
-    return out
+    return out + [trained_row(data, name, "Ablation", main.trained_on, seeds, {"en-test": pos},
+                              [res["losses"] for res in seeds]) for name, seeds in runs.items()]
 
 
 def transfer_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Predictions, source: Sequence[MCItem],
@@ -92,12 +97,10 @@ def transfer_systems(data: LogiQAData, encoder: Encoder, sizes: Sizes, main: Pre
                        {k: restrict(main.preds[k], where[k]) for k in sets})]
     names = [f"{m}_{source_name}", f"{m}_{source_name} → LogiQA"]
     trained = [f"{len(source)} {source_name}", f"{len(source)} {source_name}, then {len(target)} LogiQA"]
-    for name, trained_on, seeds in zip(names, trained, runs):
-        preds = {k: np.stack([full_length(res[k].argmax(1), where[k], len(data.splits[k])) for res in seeds])
-                 for k in sets}
-        losses = [res["losses"][-1] for res in seeds]  # the last stage's: what the row's model learned last
-        out.append(Predictions(name, "Transfer", trained_on, preds, {"losses": losses}))
-    return out
+    # each row's training losses are its last stage's: what the row's model learned last
+    return out + [trained_row(data, name, "Transfer", trained_on, seeds, {k: where[k] for k in sets},
+                              [res["losses"][-1] for res in seeds])
+                  for name, trained_on, seeds in zip(names, trained, runs)]
 
 
 def lm_system(data: LogiQAData, lm: LM, sizes: Sizes, out: Mapping[str, np.ndarray]) -> Predictions:
@@ -147,11 +150,12 @@ class Systems:
 
     def loss_checks(self, data: LogiQAData, split_key: str = "en-test") -> dict[str, learning.LossCheck]:
         """Did each trained row learn? Every row that reports its training losses, judged by its
-        accuracy on LogiQA Test against chance (seeds, then questions, resampled; its training
-        loss is shown beside it, never decisive)."""
+        accuracy on LogiQA Test against chance and by its loss there (the cross-entropy of its
+        option logits at the gold option) against ln 4, seeds then questions resampled; its
+        training loss is shown beside them, never decisive."""
         gold = data.gold(split_key)
         return {x.name: learning.check(x.name, x.extra["losses"], 4, correct=x.correct(split_key, gold),
-                                       heldout="LogiQA Test")
+                                       scores=x.extra["logits"][split_key], labels=gold, heldout="LogiQA Test")
                 for x in self.everything if x.extra.get("losses") and split_key in x.preds}
 
 
