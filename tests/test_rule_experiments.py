@@ -119,6 +119,28 @@ def test_claim_intervals_match_the_table_metrics(data):
     assert align.estimate == pytest.approx(100 * (2 / 3 - 1 / 2)) and align.n == 3
 
 
+def test_a_fine_tuned_model_is_judged_by_its_held_out_loss_on_the_main_questions(data):
+    """Each seed keeps its logits on the main questions: the model's held-out loss is their
+    cross-entropy at the gold option, against ln 4 (seeds, then main questions, resampled)."""
+    from rcstudy.experiments.rule.fine_tuned import logits_system
+    from rcstudy.experiments.rule.gates import loss_checks
+    from rcstudy.experiments.rule.units import Trained
+
+    gold = np.array([m.label for m in data.mains])
+    sure = np.where(np.arange(4) == gold[:, None], 3.0, 0.0)  # each question: −ln(e³ / (e³ + 3))
+    even = np.where(np.arange(4) == (gold[:, None] + 1) % 4, 1e-9, 0.0)  # a wrong pick, at even odds
+
+    def seeds(main: np.ndarray) -> list:
+        return [logits_system("m", seed, {"main": main, "sub": np.zeros((len(data.subs), 4)), "train questions": 8,
+                                          "losses": [1.4, 0.3]}, data) for seed in (0, 1)]
+
+    checks = loss_checks(Trained("enc", {}, {"enc": seeds(sure), "t2t": seeds(even)}, []), seed=0)
+    assert checks["enc"].heldout_loss.estimate == pytest.approx(np.log(1 + 3 * np.exp(-3)))
+    assert checks["enc"].learned and checks["enc"].first == pytest.approx(1.4)
+    assert checks["t2t"].heldout_loss.estimate == pytest.approx(np.log(4)) and not checks["t2t"].learned
+    assert checks["t2t"].first is None and "nor its loss there, 1.386" in checks["t2t"].warning()
+
+
 def test_a_claim_rests_on_the_gate_of_each_setting_on_the_task_it_reads(data):
     """The claims on prompted settings name the rows of their gates as the learned table has them
     (a setting on its subquestions, a Table 5 setting on its main questions), and each gate is
@@ -475,6 +497,10 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     # every row at chance, and only those, says what the full profile would spend on it, by its jobs there
     learned = res.tables["rule_learned"]["learned"]
     assert set(asked) == set(learned.index[learned == "NO"]) and asked
+    # the fine-tuned models (the encoder, the text-to-text model) show a held-out loss; prompted settings none
+    fine_tuned = [row for row in res.tables["rule_learned"].index if "fine-tuned" in row or row == "tiny-bert"]
+    held_out = res.tables["rule_learned"]["held-out loss"]
+    assert fine_tuned and all(held_out[row] != "n/a" for row in fine_tuned), held_out.to_dict()
     assert asked["tiny-llama, zero-shot (letter prob.) (subquestions)"] == {
         "step": "lm_job", "arguments": {"analysis": "setting", "spec": "0:vanilla:letter"}}  # each full LM, that setting
     assert asked["tiny-llama, one-shot, ReClor exemplars (letter prob.) (main questions)"] == {

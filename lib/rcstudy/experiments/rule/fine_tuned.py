@@ -75,7 +75,8 @@ def logits_system(name: str, seed: int, logits: Mapping, sample: RuleData, align
     of ``alignment``."""
     ev = Evaluation(None, {m.id: int(p) for m, p in zip(sample.mains, logits[f"main{suffix}"].argmax(1))},
                     {s.id: int(p) for s, p in zip(sample.subs, logits[f"sub{suffix}"].argmax(1))})
-    info = {"seed": seed, "train questions": logits["train questions"], "losses": logits["losses"]}
+    info = {"seed": seed, "train questions": logits["train questions"], "losses": logits["losses"],
+            "main logits": dict(zip(ev.main_pred, logits[f"main{suffix}"]))}  # by main question, for its loss
     if alignment is not None:
         info["alignment"] = alignment_frame(alignment_items(alignment), logits["alignment"].argmax(1))
     return System(name, "ReClor-trained", [ev], sample, info)

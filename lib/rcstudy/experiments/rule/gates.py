@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Collection, Literal, Mapping
 
+import numpy as np
 from IPython.display import Markdown
 
 from ... import learning
@@ -21,10 +22,13 @@ FullProfile = Callable[[dict[str, dict]], dict[str, str]]
 
 def loss_checks(trained: Trained, seed: int) -> dict[str, learning.LossCheck]:
     """Did each fine-tuned model learn? It is judged on RULE's main questions, ReClor questions
-    held out of its training (:func:`~.fine_tuned.training_questions`): its accuracy there, seeds
-    then main questions resampled, against chance. The multiple-choice encoder's training loss (a
-    4-way cross-entropy) is shown beside it against ln 4; the text-to-text models' is per token,
-    with no ln k to compare with."""
+    held out of its training (:func:`~.fine_tuned.training_questions`): its accuracy there against
+    chance, and its loss there — the cross-entropy at the gold option of its option scores
+    normalised over the options (the encoder's logits; a text-to-text model's option
+    log-likelihoods) — against the loss of guessing, seeds then main questions resampled (each
+    main question its own unit: no two share a passage). The multiple-choice encoder's training
+    loss (a 4-way cross-entropy) is shown beside it against ln 4; the text-to-text models' is per
+    token, with no ln k to compare with."""
     out = {}
     for name, runs in trained.runs.items():
         if not runs:
@@ -33,6 +37,8 @@ def loss_checks(trained: Trained, seed: int) -> dict[str, learning.LossCheck]:
         curves = [r.info["losses"] for r in runs] if name == trained.encoder_name else None
         out[name] = learning.check(name, curves, 4, correct=main.to_numpy(float),
                                    chance=chance_of(runs[0].data, main.columns, "main"),
+                                   scores=np.stack([[r.info["main logits"][m] for m in main.columns] for r in runs]),
+                                   labels=[runs[0].data.main(m).label for m in main.columns],
                                    heldout="RULE's main questions (held out of training)", seed=seed)
     return out
 
