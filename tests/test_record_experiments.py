@@ -11,6 +11,7 @@ from rcstudy.config import as_dict
 from rcstudy.data.record import load_record
 from rcstudy.data.records import ClozeQuery, Entity
 from rcstudy.experiments import record as ex
+from rcstudy.experiments.record.trained import SPAN_NO_LOSS
 from rcstudy.prompts.record import cloze_items
 
 REC = Path(__file__).parent / "fixtures" / "data" / "record"
@@ -114,6 +115,35 @@ def test_encoder_ranker_runs_and_repeats(data, rt, isolated_cache, monkeypatch, 
     assert mean.predictions == again.predictions
 
 
+def test_a_candidate_ranker_is_judged_by_its_held_out_loss_at_its_gold_candidates():
+    """A query's held-out loss is −ln of the summed probability of its gold candidates, and
+    guessing among k candidates of which g are gold costs ln(k / g)."""
+    from rcstudy.experiments.record.methods import SeedRun, candidate_logits, from_candidate_logits
+    from rcstudy.experiments.record.trained import ranker_check
+
+    two = [make_query(f"t{k}", ["Ann", "Bob", "Cy", "Ann Lee"], ["Ann", "Ann Lee"]) for k in range(20)]  # g = 2 of 4
+    one = [make_query(f"o{k}", ["Ann", "Bob"], ["Bob"]) for k in range(20)]  # g = 1 of 2
+    queries, pad = two + one, [-np.inf, -np.inf]  # a ranker's rows are padded past a query's candidates
+    # p = (1/3, 1/6, 1/6, 1/3): gold 2/3; p = (1/4, 3/4): gold 3/4
+    sure = [np.log([2, 1, 1, 2])] * 20 + [np.r_[0.0, np.log(3), pad]] * 20
+    even = [np.array([0, 1e-9, 0, 0])] * 20 + [np.r_[1e-9, 0.0, pad]] * 20  # a wrong pick at even odds
+    cands = candidate_logits(queries, sure)
+    assert cands.gold[0] == (0, 3) and cands.gold[-1] == (1,) and np.isnan(cands.logits[-1, 2:]).all()
+
+    def runs(logits: list) -> list:
+        return [SeedRun(from_candidate_logits("r", queries, logits), [1.2, 0.5], candidate_logits(queries, logits))] * 2
+
+    chance = ex.random_guess(queries, "mention")
+    learned = ranker_check("ranker", 3, runs(sure), chance)
+    assert learned.heldout_loss.estimate == pytest.approx((np.log(1.5) + np.log(4 / 3)) / 2)
+    assert learned.guessing_loss == pytest.approx(np.log(2)) and learned.learned
+    assert learned.columns()["held-out guessing loss"] == "0.693" and learned.columns()["ln 3"] == "1.099"
+    flat = ranker_check("ranker", 3, runs(even), chance)
+    assert flat.heldout_loss.estimate == pytest.approx(np.log(2)) and not flat.learned
+    assert "nor its loss there, 0.693 [0.693, 0.693], below the loss of guessing among each item's options, 0.693" \
+        in flat.warning()
+
+
 def test_paired_difference_and_subset():
     qs = [make_query(str(k), ["Ann", "Bob"], ["Ann"]) for k in range(20)]
     first = ex.first_entity(qs)
@@ -163,6 +193,10 @@ def test_run_on_the_smoke_config(isolated_cache, monkeypatch, tmp_path):
     trained = res.tables["record_trained"]
     assert {"held-out accuracy", "chance", "learned"} <= set(trained.columns) and "ASReader" in trained.index
     stuck = list(trained.index[trained["learned"] == "NO"])
+    model = ex.Config.load("smoke").model
+    assert not trained.loc[["ASReader", f"The encoder ranker ({model})"], "held-out loss"].str.startswith("n/a").any()
+    spans = ["DocQA-lite w/o ELMo", "DocQA-lite w/ ELMo", f"The span extractor ({model})"]
+    assert (trained.loc[spans, "held-out loss"] == SPAN_NO_LOSS).all() and (trained.loc[spans, "training loss"] == "—").all()
     assert res.facts["record_loss_warnings"].data.count("The full profile would need seven GPU hours") == len(stuck)
     assert len(res.table4) == 12 and set(res.table4.index) <= set(res.tables["record_table4"].index)
     for name in ("record_n_eval", "record_best_name", "record_lm_f1", "record_span_train_n", "record_gap_words",

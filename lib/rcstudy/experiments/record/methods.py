@@ -26,7 +26,7 @@ from ...baselines import span_readers as sr
 from ...baselines.asreader import ASReaderConfig, asreader
 from ...baselines.cloze_lm import lm_candidate_scores
 from ...data.records import ClozeQuery
-from ...metrics.record import Scores, candidate_scores, evaluate
+from ...metrics.record import Scores, candidate_scores, evaluate, gold_candidate_indices
 from ...models import mc
 from ...prompts.record import PLACEHOLDER_WORD, cloze_items, span_examples
 from ...runtime import Runtime
@@ -161,11 +161,38 @@ def lm_baseline(cfg: LMBaseline, queries: Sequence[ClozeQuery], rt: Runtime) -> 
 # --------------------------------------------------------------------------- trained cloze readers
 
 @dataclass(frozen=True)
+class CandidateLogits:
+    """A cloze reader's logits over each query's candidates, and each query's gold candidates: what
+    its held-out loss is computed from (:func:`rcstudy.learning.heldout_losses`)."""
+
+    ids: tuple[str, ...]
+    logits: np.ndarray  # (queries, most candidates), NaN past a query's own candidates
+    gold: tuple[tuple[int, ...], ...]  # each query's gold candidates (empty: none among them)
+
+    def subset(self, ids: Sequence[str]) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+        """The logits and gold candidates of ``ids``, in that order."""
+        pos = {i: k for k, i in enumerate(self.ids)}
+        idx = [pos[i] for i in ids]
+        return self.logits[idx], [self.gold[k] for k in idx]
+
+
+def candidate_logits(queries: Sequence[ClozeQuery], logits: Sequence[np.ndarray]) -> CandidateLogits:
+    """Each query's logits over its own candidates (a reader's rows may be padded past them), and
+    which candidates exactly match a gold answer (:func:`~rcstudy.metrics.record.gold_candidate_indices`)."""
+    out = np.full((len(queries), max((len(q.candidates) for q in queries), default=0)), np.nan)
+    for row, q, scores in zip(out, queries, logits):
+        row[:len(q.candidates)] = np.asarray(scores, dtype=float)[:len(q.candidates)]
+    return CandidateLogits(tuple(q.id for q in queries), out, tuple(tuple(gold_candidate_indices(q)) for q in queries))
+
+
+@dataclass(frozen=True)
 class SeedRun:
-    """One seed of a trained cloze reader: its result on the queries it scored, and its training losses."""
+    """One seed of a trained cloze reader: its result on the queries it scored, its training
+    losses, and its logits over those queries' candidates."""
 
     result: MethodResult
     losses: list
+    candidates: CandidateLogits
 
 
 def pooled(method: str, runs: Sequence[SeedRun]) -> tuple[MethodResult, list[MethodResult], list]:
@@ -181,7 +208,8 @@ def ranker_run(cfg: RankerConfig, model: str, train: Sequence[ClozeQuery], queri
                    if it.label is not None]
     eval_sets = {"eval": cloze_items(queries, fill=True)}
     out = mc.finetune_and_predict(cfg.mc_config(model, seed), train_items, eval_sets, rt)
-    return SeedRun(from_candidate_logits(f"encoder ranker (seed {seed})", queries, out["eval"]), out["losses"])
+    return SeedRun(from_candidate_logits(f"encoder ranker (seed {seed})", queries, out["eval"]), out["losses"],
+                   candidate_logits(queries, out["eval"]))
 
 
 def encoder_ranker(cfg: RankerConfig, model: str, train: Sequence[ClozeQuery], queries: Sequence[ClozeQuery],
@@ -197,7 +225,8 @@ def encoder_ranker(cfg: RankerConfig, model: str, train: Sequence[ClozeQuery], q
 def asreader_run(cfg: ASReaderConfig, train: Sequence[ClozeQuery], queries: Sequence[ClozeQuery], seed: int) -> SeedRun:
     """ASReader trained with one seed (cached)."""
     ((logits, losses),) = asreader(cfg, train, queries, [seed])
-    return SeedRun(from_candidate_logits(f"ASReader (seed {seed})", queries, list(logits)), losses)
+    return SeedRun(from_candidate_logits(f"ASReader (seed {seed})", queries, list(logits)), losses,
+                   candidate_logits(queries, logits))
 
 
 def asreader_result(cfg: ASReaderConfig, train: Sequence[ClozeQuery], queries: Sequence[ClozeQuery],

@@ -1,9 +1,10 @@
-"""Did the trained readers learn? Their training curves, and the candidate rankers judged on the
-evaluation queries against a random guess (:mod:`rcstudy.learning`)."""
+"""Did the trained readers learn? Their training curves, and each reader judged on the evaluation
+queries against a random guess (:mod:`rcstudy.learning`): the candidate rankers by their exact
+match and their held-out loss, the span readers by their exact match decoded among the candidates."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -15,6 +16,7 @@ from ...prompts.record import cloze_items
 from ...report import md_text
 from .config import Config
 from ..section import Section
+from .methods import MethodResult, SeedRun, SpanRun
 from .table4 import Readers, Table4
 
 #: What the full profile would spend on each row (:func:`rcstudy.plan.row_needs`), given :func:`full_profile_rows`.
@@ -31,36 +33,76 @@ class Trained(Section):
     seeds: tuple[int, ...]
 
 
+#: The held-out loss column of a span reader: it keeps no score for each candidate.
+SPAN_NO_LOSS = "n/a: it scores spans, and keeps no score for each candidate"
+
+
+def ranker_check(name: str, k: float, runs: Sequence[SeedRun], chance: MethodResult) -> learning.LossCheck:
+    """A candidate ranker on the evaluation queries: its exact match, seed by seed, against a
+    random guess among the same query's candidates, and its held-out loss against guessing
+    uniformly among them. ReCoRD's gold answer can be several candidate strings (an entity named
+    two ways): a query's loss is −ln of the summed probability of its gold candidates, and
+    guessing costs ln(k / g) for k candidates of which g are gold; a query with no gold candidate
+    has no loss (every candidate scores 0 there)."""
+    ids = [i for i in runs[0].result.ids if i in set(chance.ids)]
+    em = np.vstack([run.result.subset(ids).em for run in runs])
+    logits = np.stack([run.candidates.subset(ids)[0] for run in runs])
+    return learning.check(name, [run.losses for run in runs], k, correct=em, chance=chance.subset(ids).em,
+                          scores=logits, labels=runs[0].candidates.subset(ids)[1],
+                          heldout="the evaluation queries (exact match)")
+
+
+def span_check(name: str, k: float, runs: Sequence[SpanRun], chance: MethodResult) -> learning.LossCheck:
+    """A span reader on its evaluation queries: its exact match decoded among the candidate
+    mentions, seed by seed, against a random guess among them. Its training loss (at the gold
+    span's start and end tokens) has no ln k to compare with, and it keeps no score per candidate,
+    so it has no held-out loss (:data:`SPAN_NO_LOSS`)."""
+    ids = [i for i in runs[0].candidates.ids if i in set(chance.ids)]
+    em = np.vstack([run.candidates.subset(ids).em for run in runs])
+    check = learning.check(name, None, k, correct=em, chance=chance.subset(ids).em,
+                           heldout="the evaluation queries (exact match among the candidates)")
+    return replace(check, no_loss=SPAN_NO_LOSS)
+
+
+def reader_names(cfg: Config) -> dict[str, str]:
+    """Each trained reader's row in the table of trained rows, by its field of :class:`~.table4.Readers`."""
+    return {"asreader": "ASReader", "ranker": f"The encoder ranker ({cfg.model})", "docqa": "DocQA-lite w/o ELMo",
+            "elmo": "DocQA-lite w/ ELMo", "extractor": f"The span extractor ({cfg.model})"}
+
+
 def loss_checks(cfg: Config, t4: Table4, r: Readers, train: Sequence[ClozeQuery]) -> dict[str, learning.LossCheck]:
-    """Did the candidate classifiers learn? Each is judged on the evaluation queries: its exact
-    match, seed by seed, against the exact match of a random guess among the same query's
-    candidates (:func:`~.methods.random_guess`, one chance per query), seeds then queries resampled; a row
-    learned only when the whole interval of the difference is above 0. The training loss is shown
-    beside it against ln k (ASReader chooses among each training query's candidates, the mean ln
-    of their number, :func:`rcstudy.learning.guessing_k`; the encoder ranker among
-    ``ranker.train_options`` of them) and decides nothing: ASReader can fit a few hundred training
-    queries and still guess on dev. The span readers choose among spans, not candidates."""
+    """Did each trained reader learn? Each is judged on the evaluation queries against a random
+    guess (:func:`~.methods.random_guess`, one chance per query), seeds then queries resampled; a
+    row learned only when the whole interval of the difference is above 0, or, for a candidate
+    ranker, when its held-out loss is below guessing's (:func:`ranker_check`). The rankers'
+    training loss is shown beside it against ln k (ASReader chooses among each training query's
+    candidates, the mean ln of their number, :func:`rcstudy.learning.guessing_k`; the encoder
+    ranker among ``ranker.train_options`` of them) and decides nothing: ASReader can fit a few
+    hundred training queries and still guess on dev. The span readers choose among spans, not
+    candidates (:func:`span_check`)."""
     chance = t4.results["Random Guess"]
     counts = [len(it.options) for it in cloze_items(train, fill=False) if it.label is not None]
     guessing = learning.guessing_k(counts) if counts else None
-    out = {}
-    for key, name, k, runs in (("ASReader", "ASReader", guessing, r.asreader),
-                               ("ranker", f"The encoder ranker ({cfg.model})", cfg.ranker.train_options or guessing,
-                                r.ranker)):
-        if not runs or k is None:
-            continue
-        ids = [i for i in runs[0].result.ids if i in set(chance.ids)]
-        em = np.vstack([run.result.subset(ids).em for run in runs])
-        out[key] = learning.check(name, [run.losses for run in runs], k, correct=em, chance=chance.subset(ids).em,
-                                  heldout="the evaluation queries (exact match)")
+    names, out = reader_names(cfg), {}
+    for key, k in (("asreader", guessing), ("ranker", cfg.ranker.train_options or guessing)):
+        if getattr(r, key) and k is not None:
+            out[names[key]] = ranker_check(names[key], k, getattr(r, key), chance)
+    for key in ("docqa", "elmo", "extractor"):  # k only names the table's ln k column: they have no loss to judge
+        if getattr(r, key) and guessing is not None:
+            out[names[key]] = span_check(names[key], guessing, getattr(r, key), chance)
     return out
 
 
 def full_profile_rows(cfg: Config) -> dict[str, dict]:
-    """Each candidate ranker's jobs in the full profile, as :func:`rcstudy.plan.row_needs` selects
-    them: a row averages its seeds, so every job of its step is its counterpart there."""
-    return {"ASReader": {"step": "asreader_job", "every": True},
-            f"The encoder ranker ({cfg.model})": {"step": "ranker_job", "every": True}}
+    """Each trained reader's jobs in the full profile, as :func:`rcstudy.plan.row_needs` selects
+    them: a row averages its seeds, so every job of its step (DocQA-lite: with or without the
+    ELMo-style features) is its counterpart there."""
+    names = reader_names(cfg)
+    return {names["asreader"]: {"step": "asreader_job", "every": True},
+            names["ranker"]: {"step": "ranker_job", "every": True},
+            names["docqa"]: {"step": "docqa_job", "arguments": {"elmo": False}},
+            names["elmo"]: {"step": "docqa_job", "arguments": {"elmo": True}},
+            names["extractor"]: {"step": "extractor_job", "every": True}}
 
 
 def training_curves(cfg: Config, r: Readers) -> dict[str, dict[str, list]]:
