@@ -74,7 +74,7 @@ def test_fine_tuned_encoders_have_their_own_seeds_and_report_losses(runner):
 def test_the_default_encoder_is_the_shared_reclor_model():
     cfg = ex.Config()
     assert cfg.encoder.mode == "finetune" and cfg.seeds_of(cfg.headline) == (shared.RECLOR_ENCODER.seed,)
-    assert cfg.encoder.finetune.mc(cfg.headline, "CQA", 0) == shared.RECLOR_ENCODER
+    assert cfg.encoder.finetune.engine(cfg.headline, "CQA", 0) == shared.RECLOR_ENCODER
 
 
 def test_cross_fit_labels_every_training_item_and_exports(runner, tmp_path):
@@ -115,14 +115,14 @@ def test_tables_and_leaderboard_file(runner, tmp_path):
 
 def test_finetune_settings_come_from_table9():
     table9 = ex.FineTune(lr=None, epochs=None, weight_decay=None, warmup=None, max_length=None)
-    cfg = replace(table9, batch_size=8, grad_accum=3).mc("roberta-large", "CQA", seed=5)
+    cfg = replace(table9, batch_size=8, grad_accum=3).engine("roberta-large", "CQA", seed=5)
     assert (cfg.lr, cfg.weight_decay, cfg.epochs, cfg.max_length) == (1e-5, 0.01, 10, 256)
     assert (cfg.batch_size * cfg.grad_accum, cfg.seed, cfg.fields) == (24, 5, "CQA")
-    assert table9.mc("minilm-l6", "A", 0).lr == papers.value("reclor", "Table 9", "Learning Rate", "BERT_BASE")
-    assert replace(table9, lr=3e-5).mc("roberta-large", "A", 0).lr == 3e-5  # a value given overrides Table 9
+    assert table9.engine("minilm-l6", "A", 0).lr == papers.value("reclor", "Table 9", "Learning Rate", "BERT_BASE")
+    assert replace(table9, lr=3e-5).engine("roberta-large", "A", 0).lr == 3e-5  # a value given overrides Table 9
     # the full profile asks for Table 9's values; the quick profile's are the shared model's
     full = ex.Config.load("full")
-    assert full.encoder.finetune.mc(full.headline, "CQA", 0).lr == 1e-5  # a pinned id reads its model's column
+    assert full.encoder.finetune.engine(full.headline, "CQA", 0).lr == 1e-5  # a pinned id reads its model's column
     with pytest.raises(ConfigError, match="encoder.mode"):
         ex.Config.load("quick", {"encoder.mode": "lora"})
 

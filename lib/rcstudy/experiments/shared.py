@@ -16,17 +16,48 @@ its own.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Sequence
 
 from ..data import rule
 from ..data.records import MCItem
 from ..models.mc import MCConfig
+from ..schema import param
 
-#: MiniLM fine-tuned on ReClor (context, question, option): one epoch of AdamW over the training
-#: questions, 16 questions per step, peak learning rate 1e-4 after a 10% warm-up (a small
-#: model learns from a higher rate than the paper's 1e-5 to 2e-5 for base and large models).
-RECLOR_ENCODER = MCConfig(model="minilm-l6", fields="CQA", max_length=256, epochs=1.0, lr=1e-4, batch_size=16,
-                          warmup=0.1, weight_decay=0.01, seed=0)
+
+@dataclass(frozen=True)
+class FineTuning:
+    """How a multiple-choice encoder is fine-tuned whole (:func:`rcstudy.models.mc.finetune`):
+    AdamW, the learning rate rising to its peak over the warm-up, then falling linearly to zero.
+
+    The defaults are the book's, the shared ReClor model's: one epoch, 16 questions per step,
+    peak learning rate 1e-4 after a 10% warm-up (a small model learns from a higher rate than
+    the paper's 1e-5 to 2e-5 for base and large models). A chapter's section extends this one,
+    declaring there each value it changes and why; :meth:`engine` passes the engine every
+    setting, so no default of the engine's own decides a run.
+    """
+
+    lr: float = param(1e-4, "peak learning rate (AdamW)")
+    # a float: a profile loads 1 as 1.0, and the two differ in a cache key
+    epochs: float = param(1.0, "training epochs")
+    weight_decay: float = param(0.01, "weight decay (AdamW)", ge=0)
+    warmup: float = param(0.1, "warm-up share of the optimiser steps", ge=0, le=1)
+    max_length: int = param(256, "tokens per option sequence (a long context is cut first)")
+    batch_size: int = param(16, "questions per optimiser step, before accumulation")
+    grad_accum: int = param(1, "steps whose gradients are accumulated (the batch: batch_size × grad_accum)")
+    eval_batch_size: int = param(32, "questions per evaluation step")
+
+    def engine(self, model: str, fields: str, seed: int) -> MCConfig:
+        """The engine's configuration of one run: ``model`` fine-tuned on the input ``fields``
+        with ``seed``, and every setting of this section (a subclass's own settings are not the
+        engine's)."""
+        settings = {f.name: getattr(self, f.name) for f in dataclasses.fields(FineTuning)}
+        return MCConfig(model=model, fields=fields, seed=seed, **settings)
+
+
+#: MiniLM fine-tuned on ReClor (context, question, option) with the book's settings.
+RECLOR_ENCODER = FineTuning().engine("minilm-l6", "CQA", seed=0)
 
 
 def rule_main_ids() -> set[str]:

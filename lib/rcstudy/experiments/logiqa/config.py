@@ -67,26 +67,23 @@ _SHARED = shared.RECLOR_ENCODER
 
 
 @dataclass(frozen=True)
-class Encoder:
+class Encoder(shared.FineTuning):
     """The fine-tuned multiple-choice encoder (the paper's RoBERTa role): Table 3, the ablations,
-    transfer and the analyses. Its model and input length are the shared ReClor model's
-    (:mod:`rcstudy.experiments.shared`), so that model is the transfer rows' source stage."""
+    transfer and the analyses. Its model, input length and training settings are the shared ReClor
+    model's (:mod:`rcstudy.experiments.shared`), so that model is the transfer rows' source stage;
+    only its batch on LogiQA differs."""
 
     model: ModelName = param(_SHARED.model, "the fine-tuned encoder (full: a Hub name)")
     extra_models: tuple[ModelName, ...] = param((), "more encoders for Table 3 only (full: bert-base-uncased)")
     seeds: tuple[int, ...] = param((_SHARED.seed,), "encoder seeds (also of the ablated and transfer runs)", ge=0)
     n_train: int | None = param(None, "training questions for the encoder (None: all)")
-    max_length: int = param(_SHARED.max_length, "tokens per option sequence")
-    epochs: float = param(_SHARED.epochs, "training epochs on LogiQA")
-    lr: float = param(_SHARED.lr, "peak learning rate on LogiQA")
     # LogiQA's training set is smaller than ReClor's: at 16 questions a step, one epoch is too few
     # updates for MiniLM to leave the loss of guessing; 8 doubles the updates at the same cost
     batch_size: int = param(8, "questions per optimiser step on LogiQA")
 
     def mc(self, seed: int, fields: str = "CQA") -> mc.MCConfig:
-        """The engine's configuration for one seed and input (the only place it is built)."""
-        return mc.MCConfig(model=self.model, fields=fields, max_length=self.max_length, epochs=self.epochs,
-                           lr=self.lr, batch_size=self.batch_size, seed=seed)
+        """The engine's configuration of this encoder for one seed and input."""
+        return self.engine(self.model, fields, seed)
 
 
 @dataclass(frozen=True)
@@ -110,10 +107,10 @@ class Transfer:
     source_batch_size: int = param(_SHARED.batch_size, "questions per optimiser step on ReClor")
 
     def source_mc(self, encoder: Encoder, seed: int) -> mc.MCConfig:
-        """The source stage's settings: the encoder's model and input, trained on ReClor with these
-        (by default, the shared ReClor model's)."""
-        return replace(encoder.mc(seed), epochs=self.source_epochs, lr=self.source_lr,
-                       batch_size=self.source_batch_size)
+        """The source stage's settings: the encoder's, but for these three on ReClor (by default,
+        the shared ReClor model's)."""
+        return replace(encoder, epochs=self.source_epochs, lr=self.source_lr,
+                       batch_size=self.source_batch_size).mc(seed)
 
 
 @dataclass(frozen=True)

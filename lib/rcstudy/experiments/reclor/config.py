@@ -53,33 +53,29 @@ class Head:
     lr: float = param(0.01, "its learning rate (Adam)")
 
 
-_SHARED = shared.RECLOR_ENCODER
+_BOOK = shared.FineTuning()
 
 
 @dataclass(frozen=True)
-class FineTune:
-    """Fine-tuning mode: the values given here, and Table 9's hyperparameters for the model
-    (BERT_BASE's for models not in the paper) where a value is None. The defaults are the shared
-    ReClor model's (:data:`rcstudy.experiments.shared.RECLOR_ENCODER`); the full profile sets
-    them to None, Table 9's."""
+class FineTune(shared.FineTuning):
+    """Fine-tuning mode: the book's settings (:class:`rcstudy.experiments.shared.FineTuning`, the
+    shared ReClor model's), each of the five that Table 9 gives replaced by the table's value for
+    the model (BERT_BASE's for models not in the paper) where it is None, as in the full profile."""
 
-    lr: float | None = param(_SHARED.lr, "peak learning rate (None: Table 9's)")
-    epochs: float | None = param(_SHARED.epochs, "training epochs (None: Table 9's)")
-    weight_decay: float | None = param(_SHARED.weight_decay, "weight decay (None: Table 9's)", ge=0)
-    warmup: float | None = param(_SHARED.warmup, "warm-up share of the steps (None: Table 9's)", ge=0, le=1)
-    max_length: int | None = param(_SHARED.max_length, "tokens per option sequence (None: Table 9's)")
-    batch_size: int = param(_SHARED.batch_size, "questions per optimiser step, before accumulation")
-    grad_accum: int = param(1, "steps whose gradients are accumulated (Table 9's batch: batch_size × grad_accum)")
-    eval_batch_size: int = param(32, "questions per evaluation step")
+    lr: float | None = param(_BOOK.lr, "peak learning rate (None: Table 9's)")
+    epochs: float | None = param(_BOOK.epochs, "training epochs (None: Table 9's)")
+    weight_decay: float | None = param(_BOOK.weight_decay, "weight decay (None: Table 9's)", ge=0)
+    warmup: float | None = param(_BOOK.warmup, "warm-up share of the steps (None: Table 9's)", ge=0, le=1)
+    max_length: int | None = param(_BOOK.max_length, "tokens per option sequence (None: Table 9's)")
 
-    def mc(self, model: str, fields: str, seed: int) -> mc.MCConfig:
-        """The engine's configuration of one fine-tuning run (the only place it is built)."""
+    def engine(self, model: str, fields: str, seed: int) -> mc.MCConfig:
+        """The engine's configuration of one fine-tuning run, Table 9's values filling the Nones."""
         col = PAPER_NAMES.get(split_revision(model)[0], "BERT_BASE")
         t9 = lambda row: papers.value(P, "Table 9", row, col)  # noqa: E731
         table9 = {"lr": t9("Learning Rate"), "weight_decay": t9("Weight Decay"), "warmup": t9("Warm-up Proportion"),
                   "epochs": t9("Number of Epochs"), "max_length": int(t9("Max Seq Length"))}
         given = {k: v for k, v in asdict(self).items() if v is not None}
-        return mc.MCConfig(model=model, fields=fields, seed=seed, **{**table9, **given})
+        return shared.FineTuning(**{**table9, **given}).engine(model, fields, seed)
 
 
 @dataclass(frozen=True)
@@ -90,7 +86,8 @@ class Encoder:
         "finetune", "Table 7's encoders: finetune: the whole model; frozen: features cached + linear head per seed")
     option_only_mode: Literal["frozen", "finetune"] = param(
         "frozen", "Eq. 1's pretrained option-only models (frozen: cheap enough to cross-fit on train)")
-    seeds: tuple[int, ...] | None = param((_SHARED.seed,), "seeds of Table 7's encoder runs (None: the chapter's seeds)", ge=0)
+    seeds: tuple[int, ...] | None = param((shared.RECLOR_ENCODER.seed,),
+                                          "seeds of Table 7's encoder runs (None: the chapter's seeds)", ge=0)
     max_length: dict[Fields, int] = param(help="frozen mode: tokens per option sequence, by input",
                                           factory=lambda: {"A": 64, "QA": 128, "CQA": 256})
     head: Head = section(Head, "frozen mode: the linear head")
@@ -245,7 +242,7 @@ class Config(ChapterConfig):
         if not self.finetunes(family, option_only=option_only):
             return (f"{family} frozen (mean-pooled features, max {self.encoder.max_length[fields]} tokens) + linear head, "
                     f"{self.encoder.head.epochs} head epochs, {n_train:,} training questions")
-        c = self.encoder.finetune.mc(family, fields, 0)
+        c = self.encoder.finetune.engine(family, fields, 0)
         left_out = " (RULE's main questions left out)" if self.sizes.exclude_rule_mains else ""
         return (f"{family} fine-tuned, {c.epochs:g} epoch(s), lr {c.lr:g}, batch {c.batch_size * c.grad_accum}, "
                 f"max {c.max_length} tokens, {n_train:,} training questions{left_out}")

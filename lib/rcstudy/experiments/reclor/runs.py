@@ -70,7 +70,7 @@ class Runner:
         fine-tuned run also returns its training ``"losses"``."""
         enc = self.cfg.encoder
         if self.cfg.finetunes(family, option_only=option_only):
-            return mc.finetune_and_predict(enc.finetune.mc(family, fields, seed), train, dict(eval_sets), self.rt)
+            return mc.finetune_and_predict(enc.finetune.engine(family, fields, seed), train, dict(eval_sets), self.rt)
         key = option_runs.run_key(family, fields, seed, train, eval_sets)
         if family == NGRAM:
             return option_runs.fasttext_scores(key, self.cfg.fasttext.config(fields, seed), train, eval_sets, self._data)

@@ -87,7 +87,7 @@ def jobs(cfg: Config) -> list[Job]:
     out = []
 
     def fine_tuning(name, family, fields, seed, items, eval_items, step, arguments, fold=None):
-        c = cfg.encoder.finetune.mc(family, fields, seed)
+        c = cfg.encoder.finetune.engine(family, fields, seed)
         out.append(Job(P, "train", name, family, fields, seed, fold, items=len(items), epochs=c.epochs,
                        train_tokens=round(mc_tokens(items, fields, c.max_length) * c.epochs),
                        score_tokens=mc_tokens(eval_items, fields, c.max_length), step=step, arguments=arguments))

@@ -11,6 +11,7 @@ from ...config import ChapterConfig, param, section
 from ...data import hub
 from ...models import mc
 from ...models.registry import ModelName
+from .. import shared
 
 #: The paper's key in :mod:`rcstudy.papers` (its tables and claims).
 PAPER = "record"
@@ -36,21 +37,23 @@ class LMBaseline:
 
 
 @dataclass(frozen=True)
-class RankerConfig:
-    """The fine-tuned encoder ranker (not in the paper): a multiple-choice encoder over the filled-in queries."""
+class RankerConfig(shared.FineTuning):
+    """The fine-tuned encoder ranker (not in the paper): a multiple-choice encoder over the filled-in
+    queries, trained with the book's settings (:class:`rcstudy.experiments.shared.FineTuning`) but
+    for the four below."""
 
     fields: Literal["QA", "CQA"] = param("QA", '"QA": the filled-in query alone; "CQA": passage + filled-in query')
+    # a filled-in query alone is short; the quick profile trains on a few hundred queries, so a
+    # higher rate over two epochs in smaller batches gives the ranker enough updates to learn
     max_length: int = param(64, "tokens per filled-in query")
-    epochs: float = param(2, "training epochs")
+    epochs: float = param(2.0, "training epochs")
     lr: float = param(4e-4, "peak learning rate")
     batch_size: int = param(8, "queries per optimiser step (before accumulation)")
-    grad_accum: int = param(1, "batches accumulated per optimiser step")
     train_options: int | None = param(4, "candidates per training query (gold + random others; None: all)")
 
     def mc_config(self, model: str, seed: int) -> mc.MCConfig:
-        """The multiple-choice engine's settings for ``model`` and one seed."""
-        return mc.MCConfig(model=model, fields=self.fields, max_length=self.max_length, epochs=self.epochs,
-                           lr=self.lr, batch_size=self.batch_size, grad_accum=self.grad_accum, seed=seed)
+        """The multiple-choice engine's settings for ``model`` and one seed, on the ranker's input."""
+        return self.engine(model, self.fields, seed)
 
 
 @dataclass(frozen=True)

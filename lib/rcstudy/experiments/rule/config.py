@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 from ...config import ChapterConfig, param, section
+from ...models.mc import MCConfig
 from ...models.registry import ModelName
 from ...prompts.rule import ZERO_SHOT_COT
 from .. import shared
@@ -28,27 +29,20 @@ _SHARED = shared.RECLOR_ENCODER
 
 
 @dataclass(frozen=True)
-class EncoderSection:
+class EncoderSection(shared.FineTuning):
     """The multiple-choice encoder fine-tuned on ReClor (the paper's DeBERTa-v3), every weight.
     The defaults are the shared ReClor model's settings (:mod:`rcstudy.experiments.shared`): the
     RULE chapter reads the model the ReClor chapter trained."""
 
     model: ModelName = param(_SHARED.model, "multiple-choice encoder fine-tuned on ReClor (full: a Hub name)")
-    epochs: float = param(_SHARED.epochs, "training epochs")
-    lr: float = param(_SHARED.lr, "AdamW learning rate")
-    batch_size: int = param(_SHARED.batch_size, "questions per step")
-    max_length: int = param(_SHARED.max_length, "tokens of context + question + option; the context is cut first")
     train_questions: int | None = param(
         None, "ReClor training questions drawn, RULE main questions then dropped; the text-to-text models too (None: all)")
     sample_mains: int | None = param(
         300, "main questions (with all their subquestions) every fine-tuned model is scored on (None: all)")
 
-    def mc_config(self, seed: int):
-        """The engine's configuration for one seed."""
-        from ...models.mc import MCConfig
-
-        return MCConfig(model=self.model, fields="CQA", max_length=self.max_length, epochs=self.epochs, lr=self.lr,
-                        batch_size=self.batch_size, seed=seed)
+    def mc_config(self, seed: int) -> MCConfig:
+        """The engine's configuration for one seed, on (context, question, option)."""
+        return self.engine(self.model, "CQA", seed)
 
 
 @dataclass(frozen=True)
