@@ -360,7 +360,8 @@ def test_a_chapter_executes_its_jobs_and_finds_each_output_by_step_and_arguments
               Job("toy", "train", "seed 2", "m", step="train", arguments={"seed": 2}),
               Job("toy", "score", "in the notebook", "m"),
               Job("toy", "score", "scores", "m", step="score")]
-    out = execute(listed, module, "cfg", None)
+    module.jobs = lambda cfg: listed if cfg == "cfg" else []  # the module's own listing, for this config
+    out = execute(module, "cfg", None)
     assert calls == [1, 2]
     assert out.of("train", seed=2) == "model 2 of cfg" and out.of("score") == "scores"
     assert [job.name for job, _ in out.each("train")] == ["seed 1", "seed 2"]
@@ -376,10 +377,10 @@ def test_work_the_notebook_does_runs_in_the_chapter_and_on_no_worker(monkeypatch
 
     from rcstudy.jobs import execute
 
-    module = types.SimpleNamespace(scratch=lambda cfg, rt, family: f"{family} trained here")
     local = Job("toy", "train", "fastText in the notebook", "fastText", notebook_step="scratch",
                 arguments={"family": "fastText"})
-    assert execute([local], module, "cfg", None).of("scratch", family="fastText") == "fastText trained here"
+    module = types.SimpleNamespace(scratch=lambda cfg, rt, family: f"{family} trained here", jobs=lambda cfg: [local])
+    assert execute(module, "cfg", None).of("scratch", family="fastText") == "fastText trained here"
     ran = []
     monkeypatch.setattr(cluster, "run_job", lambda job, *args: ran.append(job.name))
     cluster.run_jobs([local], SimpleNamespace())

@@ -112,11 +112,13 @@ class Outputs:
         return [(job, value) for job, value in self.done if job.runs_as == step]
 
 
-def execute(jobs: Sequence[Job], module: Any, cfg: Any, rt: Any) -> Outputs:
-    """Run every job of a chapter that has a step (or a notebook step), in this process and in the
-    listed order (a job comes after those it reads), as ``module.<step>(cfg, rt, **arguments)``.
-    After a Dask fan-out (:mod:`rcstudy.cluster`) each step finds its result in the cache."""
-    return Outputs([(job, getattr(module, job.runs_as)(cfg, rt, **job.arguments)) for job in jobs if job.runs_as])
+def execute(module: Any, cfg: Any, rt: Any) -> Outputs:
+    """Run every job of ``module.jobs(cfg)`` that has a step (or a notebook step), in this process
+    and in the listed order (a job comes after those it reads), as ``module.<step>(cfg, rt, **arguments)``:
+    a chapter's jobs and its steps are declared in one module. After a Dask fan-out
+    (:mod:`rcstudy.cluster`) each step finds its result in the cache."""
+    return Outputs([(job, getattr(module, job.runs_as)(cfg, rt, **job.arguments))
+                    for job in module.jobs(cfg) if job.runs_as])
 
 
 _loaded: dict[tuple, Any] = {}

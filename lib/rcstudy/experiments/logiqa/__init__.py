@@ -19,7 +19,7 @@ from .predictions import Predictions, full_length, results_table, score
 from .reasoning import TypeLabels, gold_agreement, heuristic_types, type_labels, type_table
 from .runs import (ablation_run, encoder_run, encoder_train_items, lm_items, lm_run, reader_run, reclor_source,
                    transfer_row_stages, transfer_run)
-from .steps import ablation_job, encoder_job, jobs, lm_job, reader_job, run_jobs, transfer_job
+from .steps import ablation_job, encoder_job, jobs, lm_job, reader_job, transfer_job
 from .systems import Systems, ablation_systems, lexical_systems, lm_system, majority_system, plm_system, \
     transfer_systems
 
@@ -30,7 +30,7 @@ __all__ = [
     "encoder_train_items", "export_predictions", "fix_glued_periods", "full_length", "gold_agreement",
     "heuristic_types", "item_length", "job_data", "jobs", "length_bucket", "length_points",
     "length_table", "lexical_systems", "lm_items", "lm_job", "lm_run", "lm_system", "load_data", "majority_system",
-    "overlap_table", "paragraph_leak", "per_item_overlap", "plm_system", "reader_job", "reader_run", "reclor_source", "run_jobs",
+    "overlap_table", "paragraph_leak", "per_item_overlap", "plm_system", "reader_job", "reader_run", "reclor_source",
     "results_table", "run", "score", "split_diagnostics", "token_statistics", "transfer_job", "transfer_row_stages",
     "transfer_run", "transfer_systems", "type_labels", "type_table",
 ]

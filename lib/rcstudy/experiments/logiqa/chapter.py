@@ -7,8 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+import rcstudy.experiments.logiqa.steps as steps  # the jobs and their steps (jobs.execute runs them)
+
 from ... import exports
 from ...cache import file_checksum
+from ...jobs import execute
 from ...report import ChapterResults
 from ...runtime import Runtime
 from .ablation import Ablations, ablation_section
@@ -23,7 +26,6 @@ from .reasoning import ReasoningTypes, TypeAccuracy, reasoning_types_section, ty
 from .results import (Learning, MainResults, ReaderCurves, learning_section, main_results_section,
                       reader_curves_section, word_matching_section)
 from ..section import Section, composed
-from .steps import run_jobs
 from .systems import Systems, systems
 from .transfer import transfer_section
 
@@ -70,7 +72,7 @@ def run(cfg: Config, rt: Runtime, *, profile: str | None = None,
     prose; ``full_profile``: what the full profile would spend on each trained row that did not
     learn (the page passes :func:`rcstudy.plan.row_needs`; :func:`~.results.learning_section`)."""
     data = job_data(cfg.dataset)
-    s = systems(cfg, data, run_jobs(cfg, rt))
+    s = systems(cfg, data, execute(steps, cfg, rt))
     main, types = main_results_section(cfg, s, data, profile), reasoning_types_section(cfg, data)
     sections = {"splits": splits_section(cfg, data), "training": training_data_section(cfg, data),
                 "statistics": statistics_section(data), "types": types, "word_matching": word_matching_section(data),

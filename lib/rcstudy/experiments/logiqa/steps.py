@@ -5,13 +5,12 @@ trains or scores."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from typing import Sequence
 
 from ...data.records import MCItem
 from ...errors import DataFileMissing
-from ...jobs import Job, Outputs, Tokens, causal_option_tokens, execute, mc_tokens
+from ...jobs import Job, Tokens, causal_option_tokens, mc_tokens
 from ...models.registry import split_revision
 from ...prompts.logiqa import ABLATION_FIELDS, lm_context, lm_continuation
 from ...runtime import Runtime
@@ -121,9 +120,3 @@ def jobs(cfg: Config) -> list[Job]:
     lm = Job(P, "score", f"zero-shot {split_revision(cfg.lm.model)[0]}", cfg.lm.model, "CQ+A", items=len(items),
              tokens=lm_tokens(items, cfg.lm.batch_size), step="lm_job")
     return [*reader_jobs(cfg, data), *encoder_jobs(cfg, data), *ablation_jobs(cfg, data), *transfer_jobs(cfg, data), lm]
-
-
-def run_jobs(cfg: Config, rt: Runtime) -> Outputs:
-    """Every job of :func:`jobs` run here, in order, by its step in this module
-    (:func:`rcstudy.jobs.execute`; after a fan-out each finds its result in the cache): their outputs."""
-    return execute(jobs(cfg), sys.modules[__name__], cfg, rt)

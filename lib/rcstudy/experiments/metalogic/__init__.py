@@ -16,13 +16,13 @@ from .generation import fewshot_facts
 from .intervals import PassageScores, macro_interval
 from .runs import FeatureFits, error_sample, fewshot_inputs, fewshot_shots, generator_samples, seq2seq_run
 from .scores import COLUMN_NAMES, OURS_NAMES, SCALE_PANELS, score_frame
-from .steps import feature_job, fewshot_job, generator_job, jobs, run_jobs, scale_job
+from .steps import feature_job, fewshot_job, generator_job, jobs, scale_job
 
 __all__ = [
     "COLUMN_NAMES", "METHOD_NAMES", "OURS_NAMES", "PAPER", "SCALE_PANELS", "Config", "Decoding", "ErrorAnalysis",
     "FeatureFits", "FewShot", "PassageScores", "Results", "Scale", "Seq2Seq", "engine_config", "error_sample",
     "feature_job", "fewshot_facts", "fewshot_inputs", "fewshot_job", "fewshot_shots", "generator_job",
     "generator_samples", "job_splits", "jobs", "label_counts", "load_splits", "macro_interval",
-    "quirks", "ratio_subsets", "run", "run_jobs", "scale_job", "scaled_generators", "score_frame", "seq2seq_run",
+    "quirks", "ratio_subsets", "run", "scale_job", "scaled_generators", "score_frame", "seq2seq_run",
     "split_sizes",
 ]

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import rcstudy.experiments.metalogic.steps as steps  # the jobs and their steps (jobs.execute runs them)
+
 from ...data.metalogic import Metagraph
+from ...jobs import execute
 from ...report import ChapterResults
 from ...runtime import Runtime
 from .config import PAPER, Config
@@ -18,7 +21,6 @@ from .runs import generator_samples
 from .scale import DataScale, scale_section
 from ..section import composed
 from .step_types import StepTypes, step_types_section
-from .steps import run_jobs
 
 
 @dataclass
@@ -44,7 +46,7 @@ def run(cfg: Config, rt: Runtime) -> Results:
     (each finds its result in the cache once it has been computed), then every section is built,
     in page order, from the data and the jobs' outputs."""
     splits = job_splits()
-    outputs = run_jobs(cfg, rt)
+    outputs = execute(steps, cfg, rt)
     fits, g = outputs.of("feature_job"), generated(cfg, generator_samples(cfg, splits), outputs)
     metrics = metrics_section(cfg, splits)
     baselines = baselines_section(splits, metrics, fits.test)

@@ -5,12 +5,11 @@ trains or generates."""
 
 from __future__ import annotations
 
-import sys
 from typing import Sequence
 
 from ...baselines import metagraph as gen
 from ...data.metalogic import Metagraph
-from ...jobs import Job, Outputs, Tokens, execute, generation_tokens, seq2seq_tokens, text_tokens
+from ...jobs import Job, Tokens, generation_tokens, seq2seq_tokens, text_tokens
 from ...models.registry import split_revision
 from ...prompts import metalogic as prompts
 from ...runtime import Runtime
@@ -40,12 +39,6 @@ def feature_job(cfg: Config, rt: Runtime) -> FeatureFits:
     """The feature model's fits: on all of train (the baselines' row), on each data share, and for
     the error analysis when it categorises this model's predictions."""
     return feature_fits(cfg, job_splits())
-
-
-def run_jobs(cfg: Config, rt: Runtime) -> Outputs:
-    """Every job of :func:`jobs` run here, in order, by its step in this module
-    (:func:`rcstudy.jobs.execute`; after a fan-out each finds its result in the cache): their outputs."""
-    return execute(jobs(cfg), sys.modules[__name__], cfg, rt)
 
 
 def decoding_tokens(sources: Sequence[str], targets: Sequence[str], d: Decoding) -> Tokens:

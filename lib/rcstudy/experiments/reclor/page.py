@@ -8,6 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+import rcstudy.experiments.reclor.work as work  # the jobs and their steps (jobs.execute runs them)
+
+from ...jobs import execute
 from ...models.loading import load_tokenizer
 from ...report import ChapterResults
 from ...runtime import Runtime
@@ -17,7 +20,7 @@ from .dataset import data_section, setting_section, tokenizer_functions
 from .easy_hard import cross_fitted_section, option_only_section
 from ..section import composed
 from .table7 import FullProfile, leaderboard_section, main_results, table7_section
-from .work import chapter_runs, job_runner, run_jobs
+from .work import chapter_runs, job_runner
 
 
 @dataclass
@@ -35,12 +38,12 @@ class Results(ChapterResults):
 
 def run(cfg: Config, rt: Runtime, *, full_profile: FullProfile | None = None) -> Results:
     """Everything the chapter shows, computed from ``cfg`` (the data come from ``$RCSTUDY_DATA``)
-    and from what its jobs return (:func:`~.work.run_jobs`). ``full_profile``: given the trained
+    and from what its jobs (:func:`~.work.jobs`) return. ``full_profile``: given the trained
     rows that did not learn (:func:`~.table7.full_profile_rows`), what the full profile would
     spend on each (the page passes :func:`rcstudy.plan.row_needs`)."""
     runner = job_runner(cfg, rt)
     splits, val = runner.splits, runner.splits["val"]
-    runs = chapter_runs(cfg, run_jobs(cfg, rt))
+    runs = chapter_runs(cfg, execute(work, cfg, rt))
     tok_fns = tokenizer_functions(load_tokenizer(cfg.tokens.tokenizer))
     lengths, option_only = option_length(splits, tok_fns), option_only_section(cfg, runner, runs, val)
     m = main_results(cfg, runs, val, option_only.eh, full_profile)

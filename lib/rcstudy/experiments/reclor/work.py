@@ -1,12 +1,11 @@
 """The chapter's heavy work as jobs (:mod:`rcstudy.jobs`): every fine-tuning (Table 7's encoders
 per input and seed, Eq. 1's option-only encoders per seed on val and per fold of the
 cross-fitting), and the runs the notebook does itself, one (family, input) at a time. Each step
-returns its result; :func:`run_jobs` executes them all and :func:`chapter_runs` gathers what
-the page reads from their outputs."""
+returns its result; :func:`rcstudy.jobs.execute` runs them all over this module and
+:func:`chapter_runs` gathers what the page reads from their outputs."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -14,7 +13,7 @@ import numpy as np
 
 from ... import bias
 from ...data.records import MCItem
-from ...jobs import Job, Outputs, execute, loaded_once, mc_tokens
+from ...jobs import Job, Outputs, loaded_once, mc_tokens
 from ...models.registry import split_revision
 from ...runtime import Runtime
 from .config import P, SCRATCH, Config
@@ -128,12 +127,6 @@ def notebook_runs(cfg: Config, family: str, fields: str, items: Sequence[MCItem]
                score_tokens=0 if scratch else mc_tokens(unique, fields, cfg.encoder.max_length[fields]),
                note="trained from scratch" if scratch else "frozen features, computed in the chapter's order",
                notebook_step="notebook_job", arguments={"family": family, "fields": fields})
-
-
-def run_jobs(cfg: Config, rt: Runtime) -> Outputs:
-    """Every job of :func:`jobs` run here, in order, by its step in this module
-    (:func:`rcstudy.jobs.execute`; after a fan-out each fine-tuning finds its result in the cache): their outputs."""
-    return execute(jobs(cfg), sys.modules[__name__], cfg, rt)
 
 
 @dataclass(frozen=True)

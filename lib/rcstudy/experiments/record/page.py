@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+import rcstudy.experiments.record.work as work  # the jobs and their steps (jobs.execute runs them)
+
+from ...jobs import execute
 from ...report import ChapterResults
 from ...runtime import Runtime
 from .config import PAPER, Config
@@ -14,7 +17,7 @@ from .corpus import overview_section, statistics_section
 from ..section import composed
 from .table4 import readers, table4_section
 from .trained import FullProfile, trained_section
-from .work import chapter_data, run_jobs, training_queries
+from .work import chapter_data, training_queries
 
 
 @dataclass
@@ -33,12 +36,12 @@ class Results(ChapterResults):
 
 def run(cfg: Config, rt: Runtime, *, full_profile: FullProfile | None = None) -> Results:
     """Everything the chapter shows, computed from ``cfg`` (the data come from ``cfg.data_source``)
-    and from what its jobs return (:func:`~.work.run_jobs`).
+    and from what its jobs (:func:`~.work.jobs`) return.
     ``full_profile``: given the rows that did not learn (:func:`~.trained.full_profile_rows`), what
     the full profile would spend on each (the page passes :func:`rcstudy.plan.row_needs`)."""
     data = chapter_data(cfg)
     train_q = training_queries(cfg, data)
-    r = readers(cfg, run_jobs(cfg, rt))
+    r = readers(cfg, execute(work, cfg, rt))
     overview, statistics = overview_section(cfg, data, train_q), statistics_section(data, train_q)
     table4 = table4_section(cfg, train_q, data.eval, r)
     trained = trained_section(cfg, train_q, table4, r, full_profile)

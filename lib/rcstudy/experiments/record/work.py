@@ -6,14 +6,13 @@ cache entry the page then reads."""
 
 from __future__ import annotations
 
-import sys
 from typing import Sequence
 
 from ... import sampling
 from ...baselines import span_readers as sr
 from ...data.record import RecordData, load_record
 from ...data.records import ClozeQuery
-from ...jobs import Job, Outputs, Tokens, causal_option_tokens, execute, loaded_once, mc_tokens, option_tokens
+from ...jobs import Job, Tokens, causal_option_tokens, loaded_once, mc_tokens, option_tokens
 from ...prompts.record import PLACEHOLDER_WORD, cloze_items, lm_prefix_and_continuations, span_examples
 from ...runtime import Runtime
 from .config import Config
@@ -143,9 +142,3 @@ def jobs(cfg: Config) -> list[Job]:
              "passage + filled-in query", items=len(lm_q), tokens=lm_tokens(lm_q, cfg.lm.batch_size), step="lm_job")
     eval_items = cloze_items(eval_q, fill=True)
     return [lm, *(job for seed in cfg.seeds for job in seed_jobs(cfg, train_q, span_q, eval_items, seed))]
-
-
-def run_jobs(cfg: Config, rt: Runtime) -> Outputs:
-    """Every job of :func:`jobs` run here, in order, by its step in this module
-    (:func:`rcstudy.jobs.execute`; after a fan-out each finds its result in the cache): their outputs."""
-    return execute(jobs(cfg), sys.modules[__name__], cfg, rt)

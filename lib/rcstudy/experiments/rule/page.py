@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-import rcstudy.experiments.rule.steps as steps  # the module whose functions the jobs name (jobs.execute calls them)
+import rcstudy.experiments.rule.steps as steps  # the jobs and their steps (jobs.execute runs them)
 
 from ... import papers
 from ...jobs import Outputs, execute
@@ -80,7 +80,7 @@ def run(cfg: Config, rt: Runtime, *, full_profile: FullProfile | None = None) ->
     of the rows that did not learn (:func:`~.gates.full_profile_rows`), what the full profile would
     spend on each (the page passes :func:`rcstudy.plan.row_needs`), said in their warnings and in
     the claims resting on them."""
-    page = page_sections(cfg, execute(steps.jobs(cfg), steps, cfg, rt))
+    page = page_sections(cfg, execute(steps, cfg, rt))
     learned = learned_section(cfg, page.fine_tuned.trained, page.prompting.prompted, page.rationales, full_profile)
     parts = [*page.sections, learned]
     return Results(**composed("rule", parts, learned.checks), data=steps.job_inputs()[0],
