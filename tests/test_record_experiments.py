@@ -116,32 +116,38 @@ def test_encoder_ranker_runs_and_repeats(data, rt, isolated_cache, monkeypatch, 
 
 
 def test_a_candidate_ranker_is_judged_by_its_held_out_loss_at_its_gold_candidates():
-    """A query's held-out loss is −ln of the summed probability of its gold candidates, and
-    guessing among k candidates of which g are gold costs ln(k / g)."""
+    """A query's held-out loss is −ln of the summed probability of its gold candidates, and the
+    random guess's is −ln of the share of its draws that land on them (a mention, or a string)."""
     from rcstudy.experiments.record.methods import SeedRun, candidate_logits, from_candidate_logits
     from rcstudy.experiments.record.trained import ranker_check
 
     two = [make_query(f"t{k}", ["Ann", "Bob", "Cy", "Ann Lee"], ["Ann", "Ann Lee"]) for k in range(20)]  # g = 2 of 4
-    one = [make_query(f"o{k}", ["Ann", "Bob"], ["Bob"]) for k in range(20)]  # g = 1 of 2
+    one = [make_query(f"o{k}", ["Ann", "Bob", "Bob"], ["Bob"]) for k in range(20)]  # Bob: 2 of 3 mentions
     queries, pad = two + one, [-np.inf, -np.inf]  # a ranker's rows are padded past a query's candidates
     # p = (1/3, 1/6, 1/6, 1/3): gold 2/3; p = (1/4, 3/4): gold 3/4
     sure = [np.log([2, 1, 1, 2])] * 20 + [np.r_[0.0, np.log(3), pad]] * 20
+    mentions = [np.log([1, 1, 1, 1]) - 1e-9 * np.arange(4)] * 20 + [np.r_[0.0, np.log(2), pad]] * 20  # the draw itself
     even = [np.array([0, 1e-9, 0, 0])] * 20 + [np.r_[1e-9, 0.0, pad]] * 20  # a wrong pick at even odds
     cands = candidate_logits(queries, sure)
     assert cands.gold[0] == (0, 3) and cands.gold[-1] == (1,) and np.isnan(cands.logits[-1, 2:]).all()
+    assert cands.guessing(["t0", "o0"], "mention") == pytest.approx([np.log(2), np.log(1.5)])
+    assert cands.guessing(["t0", "o0"], "unique") == pytest.approx([np.log(2), np.log(2)])
 
     def runs(logits: list) -> list:
         return [SeedRun(from_candidate_logits("r", queries, logits), [1.2, 0.5], candidate_logits(queries, logits))] * 2
 
     chance = ex.random_guess(queries, "mention")
-    learned = ranker_check("ranker", 3, runs(sure), chance)
+    learned = ranker_check("ranker", 3, runs(sure), chance, "mention")
     assert learned.heldout_loss.estimate == pytest.approx((np.log(1.5) + np.log(4 / 3)) / 2)
-    assert learned.guessing_loss == pytest.approx(np.log(2)) and learned.learned
-    assert learned.columns()["held-out guessing loss"] == "0.693" and learned.columns()["ln 3"] == "1.099"
-    flat = ranker_check("ranker", 3, runs(even), chance)
+    assert learned.guessing_loss == pytest.approx((np.log(2) + np.log(1.5)) / 2) and learned.learned
+    assert learned.columns()["held-out guessing loss"] == "0.549" and learned.columns()["ln 3"] == "1.099"
+    # the mention draw's own probabilities: exactly the loss of the random guess, whatever even strings would cost
+    prior = ranker_check("ranker", 3, runs(mentions), chance, "mention")
+    assert prior.loss_margin.estimate == pytest.approx(0, abs=1e-6) and prior.loss_margin.high >= -1e-6
+    assert ranker_check("ranker", 3, runs(mentions), chance, "unique").loss_margin.high < 0
+    flat = ranker_check("ranker", 3, runs(even), chance, "mention")
     assert flat.heldout_loss.estimate == pytest.approx(np.log(2)) and not flat.learned
-    assert "nor its loss there, 0.693 [0.693, 0.693], below the loss of guessing among each item's options, 0.693" \
-        in flat.warning()
+    assert "nor its loss there, 0.693 [0.693, 0.693], below the loss of a random guess, 0.549" in flat.warning()
 
 
 def test_paired_difference_and_subset():

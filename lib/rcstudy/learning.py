@@ -20,8 +20,8 @@ Where a held-out item has several right options (a ReCoRD query whose gold entit
 than one candidate string), its loss is the cross-entropy at their summed probability, −ln Σ p_gold:
 naming any of them is right, so a model is not charged for how it splits its belief among them.
 Guessing uniformly among that item's k options then costs ln(k / g) for g gold ones
-(:func:`guessing_losses`), and the held-out loss is judged against it item by item, paired as
-accuracy is against chance.
+(:func:`guessing_losses`; a chapter whose chance is another draw gives its own, ``guessing``), and
+the held-out loss is judged against it item by item, paired as accuracy is against chance.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ class LossCheck:
         """The held-out loss of guessing in words: "ln 4 = 1.386", or its value where items differ."""
         if self.guessing_is_ln_k:
             return f"ln {self.k_text} = {self.chance_loss:.3f}"
-        return f"the loss of guessing among each item's options, {self.heldout_chance_loss:.3f}"
+        return f"the loss of a random guess, {self.heldout_chance_loss:.3f}"
 
     @property
     def chance_accuracy(self) -> float:
@@ -235,16 +235,17 @@ def guessing_losses(scores, labels: Sequence) -> np.ndarray:
 
 
 def check(name: str, curves: Sequence[Sequence[float]] | None, k: float, *, correct=None, chance=None,
-          scores=None, labels: Sequence[int] | None = None, clusters: Sequence | None = None,
+          scores=None, labels: Sequence | None = None, guessing=None, clusters: Sequence | None = None,
           heldout: str = "held-out items", seed: int = 0) -> LossCheck:
     """The :class:`LossCheck` of a row trained with one or more seeds (``curves``: one training-loss
     curve each; None for a model not trained here). ``correct``: its held-out correctness (0/1, or a
     score in [0, 1]), (items,) or (seeds, items); ``chance``: the probability of being right by
     guessing, one number or one per item (default 1/k); ``scores`` and ``labels``: its held-out
     option scores (logits) and each item's right option(s) (:func:`heldout_losses`), for the
-    held-out loss, judged against the loss of guessing item by item (:func:`guessing_losses`);
-    ``clusters``: items that are not independent (subquestions of one main question) share a
-    label. Intervals resample seeds, then clusters."""
+    held-out loss, judged against the loss of guessing item by item: ``guessing``, one number or
+    one per item, where chance is not a uniform pick among an item's options (ReCoRD's random guess
+    draws a mention), else :func:`guessing_losses`; ``clusters``: items that are not independent
+    (subquestions of one main question) share a label. Intervals resample seeds, then clusters."""
     first, final = loss_ends(curves) if curves else (None, None)
     accuracy = margin = None
     p = None
@@ -253,8 +254,12 @@ def check(name: str, curves: Sequence[Sequence[float]] | None, k: float, *, corr
         p = np.broadcast_to(np.asarray(1 / k if chance is None else chance, dtype=float), runs.shape[1:])
         accuracy = hierarchical_ci(runs, clusters=clusters, seed=seed)
         margin = hierarchical_ci(runs - p[None, :], clusters=clusters, seed=seed)
-    held_out = {} if scores is None or labels is None else \
-        _loss_against_guessing(heldout_losses(scores, labels), guessing_losses(scores, labels), clusters, seed)
+    held_out = {}
+    if scores is not None and labels is not None:
+        losses = heldout_losses(scores, labels)
+        guess = guessing_losses(scores, labels) if guessing is None else \
+            np.where(np.isnan(losses), np.nan, np.broadcast_to(np.asarray(guessing, dtype=float), losses.shape[1:]))
+        held_out = _loss_against_guessing(losses, guess, clusters, seed)
     return LossCheck(name, k, first, final, accuracy, margin, chance=None if p is None else float(100 * p.mean()),
                      heldout=heldout, **held_out)
 

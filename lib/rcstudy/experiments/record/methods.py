@@ -101,23 +101,31 @@ def results_frame(rows: dict[str, MethodResult], columns: tuple[str, str] = ("EM
 
 # --------------------------------------------------------------------------- rule baselines
 
-def random_guess(queries: Sequence[ClozeQuery], mode: str = "mention") -> MethodResult:
-    """Expected EM/F1 of a uniform random pick, computed exactly (no seed noise).
+def mention_counts(q: ClozeQuery) -> np.ndarray:
+    """How often the passage mentions each of the query's candidates."""
+    index = {c: k for k, c in enumerate(q.candidates)}
+    return np.bincount([index[e.text] for e in q.entities], minlength=len(index)).astype(float)
 
-    ``mode="mention"`` draws one entity *mention* (so often-mentioned entities are likelier);
-    ``"unique"`` draws one distinct candidate string.
-    """
+
+def guess_weights(mentions: np.ndarray, mode: str) -> np.ndarray:
+    """The probability a random pick gives each candidate, from their ``mentions``: ``"mention"``
+    draws one entity mention (often-mentioned entities are likelier), ``"unique"`` one distinct
+    candidate string."""
+    if mode == "mention":
+        w = np.asarray(mentions, dtype=float)
+    elif mode == "unique":
+        w = np.ones(len(mentions))
+    else:
+        raise ValueError(f"random mode must be 'mention' or 'unique', got {mode!r}")
+    return w / w.sum()
+
+
+def random_guess(queries: Sequence[ClozeQuery], mode: str = "mention") -> MethodResult:
+    """Expected EM/F1 of a random pick (:func:`guess_weights`), computed exactly (no seed noise)."""
     em, f1 = [], []
     for q in queries:
         cem, cf1 = candidate_scores(q)
-        if mode == "mention":
-            index = {c: k for k, c in enumerate(q.candidates)}
-            w = np.bincount([index[e.text] for e in q.entities], minlength=len(index)).astype(float)
-        elif mode == "unique":
-            w = np.ones(len(cem))
-        else:
-            raise ValueError(f"random mode must be 'mention' or 'unique', got {mode!r}")
-        w /= w.sum()
+        w = guess_weights(mention_counts(q), mode)
         em.append(float(w @ cem))
         f1.append(float(w @ cf1))
     return MethodResult(f"random ({mode})", tuple(q.id for q in queries), np.array(em), np.array(f1))
@@ -168,12 +176,22 @@ class CandidateLogits:
     ids: tuple[str, ...]
     logits: np.ndarray  # (queries, most candidates), NaN past a query's own candidates
     gold: tuple[tuple[int, ...], ...]  # each query's gold candidates (empty: none among them)
+    mentions: tuple[np.ndarray, ...]  # each query's mentions of each of its candidates
 
     def subset(self, ids: Sequence[str]) -> tuple[np.ndarray, list[tuple[int, ...]]]:
         """The logits and gold candidates of ``ids``, in that order."""
-        pos = {i: k for k, i in enumerate(self.ids)}
-        idx = [pos[i] for i in ids]
+        idx = self._positions(ids)
         return self.logits[idx], [self.gold[k] for k in idx]
+
+    def guessing(self, ids: Sequence[str], mode: str) -> np.ndarray:
+        """The loss of :func:`random_guess` (``mode``) on each of ``ids``: −ln of the probability its
+        draw gives the gold candidates; NaN where none is gold."""
+        return np.array([-np.log(guess_weights(self.mentions[k], mode)[list(self.gold[k])].sum()) if self.gold[k]
+                         else np.nan for k in self._positions(ids)])
+
+    def _positions(self, ids: Sequence[str]) -> list[int]:
+        pos = {i: k for k, i in enumerate(self.ids)}
+        return [pos[i] for i in ids]
 
 
 def candidate_logits(queries: Sequence[ClozeQuery], logits: Sequence[np.ndarray]) -> CandidateLogits:
@@ -182,7 +200,8 @@ def candidate_logits(queries: Sequence[ClozeQuery], logits: Sequence[np.ndarray]
     out = np.full((len(queries), max((len(q.candidates) for q in queries), default=0)), np.nan)
     for row, q, scores in zip(out, queries, logits):
         row[:len(q.candidates)] = np.asarray(scores, dtype=float)[:len(q.candidates)]
-    return CandidateLogits(tuple(q.id for q in queries), out, tuple(tuple(gold_candidate_indices(q)) for q in queries))
+    return CandidateLogits(tuple(q.id for q in queries), out, tuple(tuple(gold_candidate_indices(q)) for q in queries),
+                           tuple(mention_counts(q) for q in queries))
 
 
 @dataclass(frozen=True)

@@ -37,18 +37,22 @@ class Trained(Section):
 SPAN_NO_LOSS = "n/a: it scores spans, and keeps no score for each candidate"
 
 
-def ranker_check(name: str, k: float, runs: Sequence[SeedRun], chance: MethodResult) -> learning.LossCheck:
-    """A candidate ranker on the evaluation queries: its exact match, seed by seed, against a
-    random guess among the same query's candidates, and its held-out loss against guessing
-    uniformly among them. ReCoRD's gold answer can be several candidate strings (an entity named
-    two ways): a query's loss is −ln of the summed probability of its gold candidates, and
-    guessing costs ln(k / g) for k candidates of which g are gold; a query with no gold candidate
-    has no loss (every candidate scores 0 there)."""
+def ranker_check(name: str, k: float, runs: Sequence[SeedRun], chance: MethodResult, mode: str) -> learning.LossCheck:
+    """A candidate ranker on the evaluation queries: its exact match, seed by seed, and its
+    held-out loss, each against the same random guess among the query's candidates
+    (:func:`~.methods.random_guess` drawing ``mode``). ReCoRD's gold answer can be several
+    candidate strings (an entity named two ways): a query's loss is −ln of the summed probability
+    of its gold candidates, and the guess's is −ln of the share of the draw they take (ln(k / g)
+    for g gold of k candidates drawn evenly); a query with no gold candidate has no loss. The
+    guess is the one accuracy is judged against, a mention by default, not an even pick among
+    candidate strings: ASReader sums its attention over each candidate's mentions, so an untrained
+    reader attending evenly already gives the mention draw's probabilities."""
     ids = [i for i in runs[0].result.ids if i in set(chance.ids)]
     em = np.vstack([run.result.subset(ids).em for run in runs])
     logits = np.stack([run.candidates.subset(ids)[0] for run in runs])
     return learning.check(name, [run.losses for run in runs], k, correct=em, chance=chance.subset(ids).em,
                           scores=logits, labels=runs[0].candidates.subset(ids)[1],
+                          guessing=runs[0].candidates.guessing(ids, mode),
                           heldout="the evaluation queries (exact match)")
 
 
@@ -86,7 +90,7 @@ def loss_checks(cfg: Config, t4: Table4, r: Readers, train: Sequence[ClozeQuery]
     names, out = reader_names(cfg), {}
     for key, k in (("asreader", guessing), ("ranker", cfg.ranker.train_options or guessing)):
         if getattr(r, key) and k is not None:
-            out[names[key]] = ranker_check(names[key], k, getattr(r, key), chance)
+            out[names[key]] = ranker_check(names[key], k, getattr(r, key), chance, cfg.random_mode)
     for key in ("docqa", "elmo", "extractor"):  # k only names the table's ln k column: they have no loss to judge
         if getattr(r, key) and guessing is not None:
             out[names[key]] = span_check(names[key], guessing, getattr(r, key), chance)
