@@ -9,8 +9,10 @@ from rcstudy import runtime, sampling
 from rcstudy.cache import fingerprint
 from rcstudy.data import reclor as reclor_data
 from rcstudy.data import rule as rule_data
-from rcstudy.experiments import logiqa, reclor, record, rule, shared
+from rcstudy.experiments import logiqa, metalogic, reclor, record, rule, shared
+from rcstudy.experiments.metalogic.config import engine_config
 from rcstudy.models.mc import MCConfig
+from rcstudy.models.seq2seq import Seq2SeqConfig
 
 
 def same_cache_key(cfg) -> bool:
@@ -95,6 +97,50 @@ def test_every_chapters_fine_tuning_gives_the_engine_these_settings(chapter, mod
         expected = {**ENGINE_SETTINGS[chapter, profile, run], "model": model(cfg)}
         assert engine == MCConfig(**expected), run
         assert fingerprint(asdict(engine)) == fingerprint(expected), run  # 1 and 1.0 differ in a key
+
+
+#: What a text-to-text run takes besides its training settings: decoding and checkpointing.
+RUN_SETTINGS = {"model", "seed", "infer_max_src_len", "gen_max_len", "eval_batch_size", "checkpoint_every",
+                "evaluations", "train_layers"}
+
+
+def test_the_text_to_text_section_gives_the_engine_every_training_setting():
+    assert {f.name for f in fields(shared.TextToTextTraining)} == {f.name for f in fields(Seq2SeqConfig)} - RUN_SETTINGS
+    settings = shared.TextToTextTraining(epochs=2.0, max_steps=9, batch_size=3, grad_accum=2, lr=1e-5,
+                                         optimizer="adafactor", warmup=0.2, weight_decay=0.1, max_src_len=99,
+                                         max_tgt_len=33)
+    assert settings.engine("m", 4, gen_max_len=7) == Seq2SeqConfig(model="m", seed=4, gen_max_len=7, **asdict(settings))
+
+
+#: Every training setting each chapter's text-to-text fine-tuning gives the engine, by chapter and
+#: profile, written out (a changed value retrains its model). RULE's epochs stay an int (its key).
+S2S = {"warmup": 0.05, "weight_decay": 0.0, "grad_accum": 1, "max_steps": None}
+RULE_S2S = {**S2S, "epochs": 1, "lr": 1e-4, "optimizer": "adafactor", "max_src_len": 512, "max_tgt_len": 128,
+            "batch_size": 8}
+TEXT_TO_TEXT = {
+    ("metalogic", "smoke"): {**S2S, "epochs": 1.0, "max_steps": 3, "batch_size": 2, "lr": 1e-3, "optimizer": "adamw",
+                             "max_src_len": 128, "max_tgt_len": 64},
+    ("metalogic", "quick"): {**S2S, "epochs": 1.0, "max_steps": 20, "batch_size": 8, "lr": 3e-4, "optimizer": "adamw",
+                             "max_src_len": 256, "max_tgt_len": 160},
+    ("metalogic", "full"): {**S2S, "epochs": 300.0, "batch_size": 32, "lr": 1e-5, "optimizer": "adafactor",
+                            "max_src_len": 512, "max_tgt_len": 256},
+    ("rule", "smoke"): {**RULE_S2S, "lr": 1e-3, "batch_size": 4, "max_src_len": 128},
+    ("rule", "quick"): RULE_S2S,
+    ("rule", "full"): {**RULE_S2S, "epochs": 3, "batch_size": 16},
+}
+
+
+@pytest.mark.parametrize("chapter, profile", sorted(TEXT_TO_TEXT))
+def test_every_chapters_text_to_text_training_gives_the_engine_these_settings(chapter, profile):
+    if chapter == "metalogic":
+        cfg = metalogic.Config.load(profile)
+        engine = engine_config(cfg, cfg.seq2seq.seeds[0])
+    else:
+        cfg = rule.Config.load(profile)
+        engine = cfg.seq2seq.seq2seq_config("some-model", cfg.seeds[0])
+    training = {k: v for k, v in asdict(engine).items() if k not in RUN_SETTINGS}
+    assert training == TEXT_TO_TEXT[chapter, profile]
+    assert fingerprint(training) == fingerprint(TEXT_TO_TEXT[chapter, profile])  # 1 and 1.0 differ in a key
 
 
 def test_the_chapters_train_it_on_the_same_questions(fixture_data):

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Literal, Sequence
 
 from ..data import rule
 from ..data.records import MCItem
 from ..models.mc import MCConfig
+from ..models.seq2seq import Seq2SeqConfig
 from ..schema import param
 
 
@@ -54,6 +55,39 @@ class FineTuning:
         engine's)."""
         settings = {f.name: getattr(self, f.name) for f in dataclasses.fields(FineTuning)}
         return MCConfig(model=model, fields=fields, seed=seed, **settings)
+
+
+#: The optimisers of :class:`TextToTextTraining` as a page names them.
+OPTIMIZER_NAMES = {"adamw": "AdamW", "adafactor": "Adafactor"}
+
+
+@dataclass(frozen=True)
+class TextToTextTraining:
+    """How a text-to-text model (or a decoder-only model used as one) is fine-tuned on (source,
+    target) pairs (:func:`rcstudy.models.seq2seq.train`): a short warm-up, then a constant rate.
+
+    The defaults are the engine's usual settings, declared here once with their meaning; a
+    chapter's section extends this one, declaring each value it changes and why, and
+    :meth:`engine` passes the engine every setting, so no default of the engine's own decides a run.
+    """
+
+    epochs: float = param(1.0, "passes over the training examples; used when max_steps is none")
+    max_steps: int | None = param(None, "optimiser steps per model (none: use epochs)")
+    batch_size: int = param(8, "examples per forward pass")
+    grad_accum: int = param(1, "forward passes per optimiser step")
+    lr: float = param(3e-4, "learning rate")
+    optimizer: Literal["adamw", "adafactor"] = param("adamw", "optimiser (UnifiedQA and MetaLogic: adafactor)")
+    warmup: float = param(0.05, "warm-up share of the optimiser steps, then a constant rate", ge=0, le=1)
+    weight_decay: float = param(0.0, "weight decay", ge=0)
+    max_src_len: int = param(256, "training truncation of inputs (tokens)")
+    max_tgt_len: int = param(160, "training truncation of targets (tokens)")
+
+    def engine(self, model: str, seed: int, **run) -> Seq2SeqConfig:
+        """The engine's configuration of one run: ``model`` trained with ``seed`` and every setting
+        of this section; ``run``: the engine's settings of decoding and checkpointing, which a
+        chapter keeps in its own sections."""
+        settings = {f.name: getattr(self, f.name) for f in dataclasses.fields(TextToTextTraining)}
+        return Seq2SeqConfig(model=model, seed=seed, **settings, **run)
 
 
 #: MiniLM fine-tuned on ReClor (context, question, option) with the book's settings.

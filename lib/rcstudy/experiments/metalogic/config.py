@@ -7,6 +7,7 @@ from typing import Literal
 
 from ...config import ChapterConfig, param, section
 from ...models.registry import ModelName
+from .. import shared
 
 PAPER = "metalogic"
 Method = Literal["once", "multitask"]
@@ -14,7 +15,7 @@ METHOD_NAMES = {"once": "All-at-Once", "multitask": "Multitask"}
 
 
 @dataclass(frozen=True)
-class Seq2Seq:
+class Seq2Seq(shared.TextToTextTraining):
     """Fine-tuning the generator (All-at-Once, Multitask) on the official target strings."""
 
     model: ModelName = param("smollm2-135m", "generator: decoder-only smollm2-135m (tiny-llama: smoke), minilm-l6 "
@@ -22,14 +23,9 @@ class Seq2Seq:
     methods: tuple[Method, ...] = param(("once",), "settings to train: once (All-at-Once), multitask")
     seeds: tuple[int, ...] = param((0,), "training seeds of each setting", ge=0)
     n_train: int | None = param(None, "training passages (none: all)")
-    epochs: float = param(1.0, "passes over the training examples; used when max_steps is none")
+    # 20 steps of 8 passages: what two CPU cores afford for the top blocks of SmolLM2
     max_steps: int | None = param(20, "optimiser steps per model (none: use epochs)")
-    batch_size: int = param(8, "examples per forward pass")
-    grad_accum: int = param(1, "forward passes per optimiser step")
-    lr: float = param(3e-4, "learning rate")
     optimizer: Literal["adamw", "adafactor"] = param("adamw", "optimiser (the paper: adafactor)")
-    max_src_len: int = param(256, "training truncation of inputs (tokens)")
-    max_tgt_len: int = param(160, "training truncation of targets (tokens)")
     train_layers: int | None = param(10, "decoder-only models: fine-tune only the top N blocks (none: every weight)")
     evaluations: int | None = param(2, "dev evaluations, evenly spaced over training; the best is kept "
                                        "(none: the last step)")
@@ -100,16 +96,12 @@ class Config(ChapterConfig):
 
 def engine_config(cfg: Config, seed: int):
     """The :class:`~rcstudy.models.seq2seq.Seq2SeqConfig` of one training seed: the ``seq2seq``
-    and ``decoding`` sections, field for field."""
-    from ...models.seq2seq import Seq2SeqConfig
-
+    section's training settings (:class:`~rcstudy.experiments.shared.TextToTextTraining`), with
+    the ``decoding`` section's lengths and batch and the run's checkpointing."""
     t, d = cfg.seq2seq, cfg.decoding
-    return Seq2SeqConfig(model=t.model, max_src_len=t.max_src_len, max_tgt_len=t.max_tgt_len,
-                         infer_max_src_len=d.infer_max_src_len, gen_max_len=d.gen_max_len, epochs=t.epochs,
-                         max_steps=t.max_steps, batch_size=t.batch_size, grad_accum=t.grad_accum, lr=t.lr,
-                         optimizer=t.optimizer, eval_batch_size=d.eval_batch_size,
-                         checkpoint_every=t.checkpoint_every, evaluations=t.evaluations,
-                         train_layers=t.train_layers, seed=seed)
+    return t.engine(t.model, seed, infer_max_src_len=d.infer_max_src_len, gen_max_len=d.gen_max_len,
+                    eval_batch_size=d.eval_batch_size, checkpoint_every=t.checkpoint_every,
+                    evaluations=t.evaluations, train_layers=t.train_layers)
 
 
 def scaled_generators(cfg: Config) -> list[str]:

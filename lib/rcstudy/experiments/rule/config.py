@@ -8,6 +8,7 @@ from typing import Literal, Sequence
 
 from ...config import ChapterConfig, param, section
 from ...models.mc import MCConfig
+from ...models.seq2seq import Seq2SeqConfig
 from ...models.registry import ModelName
 from ...prompts.rule import ZERO_SHOT_COT
 from .. import shared
@@ -46,21 +47,20 @@ class EncoderSection(shared.FineTuning):
 
 
 @dataclass(frozen=True)
-class Seq2SeqSection:
-    """Text-to-text models fine-tuned on ReClor in UnifiedQA's format (the paper's UnifiedQA-v2)."""
+class Seq2SeqSection(shared.TextToTextTraining):
+    """Text-to-text models fine-tuned on ReClor in UnifiedQA's format (the paper's UnifiedQA-v2):
+    Adafactor at a constant 1e-4, as UnifiedQA was trained; a target is one option."""
 
     models: tuple[ModelName, ...] = param((), "text-to-text models fine-tuned on ReClor in UnifiedQA's format (full: UnifiedQA-v2)")
     epochs: int = param(1, "training epochs")
-    lr: float = param(1e-4, "Adafactor learning rate (constant)")
-    batch_size: int = param(8, "questions per step")
-    max_length: int = param(512, "input tokens; the context is cut first")
+    lr: float = param(1e-4, "learning rate (constant after the warm-up)")
+    optimizer: Literal["adamw", "adafactor"] = param("adafactor", "optimiser (UnifiedQA's: adafactor)")
+    max_src_len: int = param(512, "input tokens; the context is cut first")
+    max_tgt_len: int = param(128, "target tokens: one option")
 
-    def seq2seq_config(self, model: str, seed: int):
-        """The engine's configuration for one model and seed (targets: one option, 128 tokens at most)."""
-        from ...models.seq2seq import Seq2SeqConfig
-
-        return Seq2SeqConfig(model=model, max_src_len=self.max_length, max_tgt_len=128, epochs=self.epochs,
-                             lr=self.lr, optimizer="adafactor", batch_size=self.batch_size, seed=seed)
+    def seq2seq_config(self, model: str, seed: int) -> Seq2SeqConfig:
+        """The engine's configuration for one model and seed."""
+        return self.engine(model, seed)
 
 
 @dataclass(frozen=True)

@@ -182,8 +182,9 @@ def training_facts(cfg: Config, trained: Trained, sample: RuleData) -> dict:
         done = "; ".join(f"{name.split(',')[0]}: loss {loss_text(r)}" for name, r in trained.seq2seq_runs.items())
         facts["rule_s2s_text"] = (
             f"The text-to-text models {', '.join(s2s.models)} are fine-tuned in UnifiedQA's input format (question, "
-            f"lettered options, context; lower-cased; at most {s2s.max_length} tokens) to write the gold option, on "
-            f"the same questions ({s2s.epochs} epoch(s), Adafactor, lr {s2s.lr}, batch {s2s.batch_size}); each option "
+            f"lettered options, context; lower-cased; at most {s2s.max_src_len} tokens) to write the gold option, on "
+            f"the same questions ({s2s.epochs} epoch(s), {shared.OPTIMIZER_NAMES[s2s.optimizer]}, lr {s2s.lr}, "
+            f"batch {s2s.batch_size}); each option "
             f"is then scored by its log-likelihood and the likeliest one is the answer, so no answer is left "
             f"unparsed. " + (done + ". " if done else "")
             + (f"Not run: {'; '.join(trained.unavailable)}." if trained.unavailable else ""))
