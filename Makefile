@@ -13,8 +13,10 @@ export RCSTUDY_DATA ?= $(CURDIR)/data
 book: env
 	$(BIN)/python -m rcstudy build --profile $(PROFILE)
 
+# Two test workers (pytest-xdist) keep two cores busy; the tests that read the smoke book share one.
+TEST_WORKERS ?= 2
 test: env
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 # The environment and the MathJax the book serves (fetched with npm once): the two-minute start
 # (`make env`, then `rcstudy build --profile smoke`) renders formulas. LOCKED=1 installs exactly the

@@ -1,5 +1,6 @@
 """Shared fixtures. The smoke book (every chapter in the smoke profile, then a -W build) is
-built once per test session and shared by the book and browser tests."""
+built once per test session and shared by the book and browser tests: under pytest-xdist
+(``make test`` runs two workers) every test that reads it runs on one worker, so it is built once."""
 
 from __future__ import annotations
 
@@ -100,6 +101,13 @@ def smoke_book(tmp_path_factory):
         pytest.fail(f"smoke build failed (exit {proc.returncode}); last lines:\n" +
                     "\n".join(log.read_text().splitlines()[-40:]))
     return root
+
+
+def pytest_collection_modifyitems(items):
+    """The tests that read the smoke book form one xdist group (``--dist loadgroup``)."""
+    for item in items:
+        if "smoke_book" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("smoke_book"))
 
 
 def pytest_terminal_summary(terminalreporter):

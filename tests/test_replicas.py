@@ -218,6 +218,7 @@ def restored_environment():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("replica_book")  # one book, in order: RULE reads what ReClor publishes there
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_replica_run_of_the_full_profile(chapter, replica_root, book_root, restored_environment):
     os.environ.update(RCSTUDY_DATA=str(FIXTURES / "data"), RCSTUDY_CACHE=str(book_root / "cache"),
