@@ -37,6 +37,12 @@ class Trained(Section):
 SPAN_NO_LOSS = "n/a: it scores spans, and keeps no score for each candidate"
 
 
+def scored_by_both(ids: Sequence[str], chance: MethodResult) -> list[str]:
+    """The queries of ``ids`` that the random guess scored too, in their order."""
+    guessed = set(chance.ids)
+    return [i for i in ids if i in guessed]
+
+
 def ranker_check(name: str, k: float, runs: Sequence[SeedRun], chance: MethodResult, mode: str) -> learning.LossCheck:
     """A candidate ranker on the evaluation queries: its exact match, seed by seed, and its
     held-out loss, each against the same random guess among the query's candidates
@@ -47,11 +53,12 @@ def ranker_check(name: str, k: float, runs: Sequence[SeedRun], chance: MethodRes
     guess is the one accuracy is judged against, a mention by default, not an even pick among
     candidate strings: ASReader sums its attention over each candidate's mentions, so an untrained
     reader attending evenly already gives the mention draw's probabilities."""
-    ids = [i for i in runs[0].result.ids if i in set(chance.ids)]
+    ids = scored_by_both(runs[0].result.ids, chance)
     em = np.vstack([run.result.subset(ids).em for run in runs])
     logits = np.stack([run.candidates.subset(ids)[0] for run in runs])
+    gold = runs[0].candidates.subset(ids)[1]
     return learning.check(name, [run.losses for run in runs], k, correct=em, chance=chance.subset(ids).em,
-                          scores=logits, labels=runs[0].candidates.subset(ids)[1],
+                          scores=logits, labels=gold,
                           guessing=runs[0].candidates.guessing(ids, mode),
                           heldout="the evaluation queries (exact match)")
 
@@ -61,7 +68,7 @@ def span_check(name: str, k: float, runs: Sequence[SpanRun], chance: MethodResul
     mentions, seed by seed, against a random guess among them. Its training loss (at the gold
     span's start and end tokens) has no ln k to compare with, and it keeps no score per candidate,
     so it has no held-out loss (:data:`SPAN_NO_LOSS`)."""
-    ids = [i for i in runs[0].candidates.ids if i in set(chance.ids)]
+    ids = scored_by_both(runs[0].candidates.ids, chance)
     em = np.vstack([run.candidates.subset(ids).em for run in runs])
     check = learning.check(name, None, k, correct=em, chance=chance.subset(ids).em,
                            heldout="the evaluation queries (exact match among the candidates)")
