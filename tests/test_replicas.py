@@ -20,7 +20,7 @@ from rcstudy.runtime import Runtime
 
 from conftest import FIXTURES
 
-CHAPTERS = ["reclor", "logiqa", "rule", "record", "metalogic"]  # RULE reads ReClor's exports
+CHAPTERS = ["reclor", "logiqa", "rule", "record", "metalogic"]
 
 #: The real tokenizers' documented behaviour (their tokenizer_config.json / class defaults), one model per
 #: family: class, padding side, special tokens (None: the tokenizer has none), and whether it returns
@@ -204,28 +204,39 @@ def test_collate_pads_on_the_left_when_asked():
 # --- the replica run of every chapter's full parameter file --------------------------------------
 
 @pytest.fixture(scope="module")
-def book_root(tmp_path_factory):
-    return tmp_path_factory.mktemp("replica-book")
+def replica_book(tmp_path_factory, replica_root):
+    """One book for the replica runs of the full profile: ``run_chapter(chapter)`` runs a chapter once,
+    after the chapters whose exports it reads (RULE reads ReClor's), and returns its result."""
+    root = tmp_path_factory.mktemp("replica-book")
+    results: dict[str, run.ChapterResult] = {}
 
+    def run_chapter(chapter: str) -> run.ChapterResult:
+        if chapter not in results:
+            reads = run.chapter_dependencies(chapter).get("reads", [])
+            for upstream in [] if reads == "all" else reads:
+                run_chapter(upstream)
+            saved = dict(os.environ)  # the runner sets environment variables for its kernels
+            os.environ.update(RCSTUDY_DATA=str(FIXTURES / "data"), RCSTUDY_CACHE=str(root / "cache"),
+                              RCSTUDY_REPLICAS=str(replica_root), RCSTUDY_PROGRESS="off")
+            try:
+                [results[chapter]] = run.run_chapters([chapter], "full", chapters.replica_overrides(chapter),
+                                                      root=root)
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
+        return results[chapter]
 
-@pytest.fixture
-def restored_environment():
-    """The runner sets environment variables for its kernels; put them back after each run."""
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
+    return root, run_chapter
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("replica_book")  # one book, in order: RULE reads what ReClor publishes there
+@pytest.mark.xdist_group("replica_book")  # one worker builds the one book
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_replica_run_of_the_full_profile(chapter, replica_root, book_root, restored_environment):
-    os.environ.update(RCSTUDY_DATA=str(FIXTURES / "data"), RCSTUDY_CACHE=str(book_root / "cache"),
-                      RCSTUDY_REPLICAS=str(replica_root), RCSTUDY_PROGRESS="off")
-    [result] = run.run_chapters([chapter], "full", chapters.replica_overrides(chapter), root=book_root)
+def test_replica_run_of_the_full_profile(chapter, replica_book):
+    root, run_chapter = replica_book
+    result = run_chapter(chapter)
     assert result.ok, result.message
-    nb = json.loads((book_root / "book" / f"{chapter}.ipynb").read_text())
+    nb = json.loads((root / "book" / f"{chapter}.ipynb").read_text())
     assert nb["metadata"]["papermill"]["parameters"]["profile"] == "full"
 
 
