@@ -112,6 +112,21 @@ def test_held_out_loss_below_ln_k_counts_as_learning():
     assert "held-out loss" in flat.describe()
 
 
+def test_a_score_on_fewer_than_six_independent_items_does_not_show_learning():
+    assert learning.MIN_ITEMS == 6  # ½⁵ = 0.031 is above the intervals' one-sided 2.5 %, ½⁶ = 0.016 below
+    # four items, all right: a percentile bootstrap gives [75, 75] above chance, but no sign test would
+    four = learning.check("ASReader", [[1.4, 0.4]], k=4, correct=[1.0] * 4, heldout="dev")
+    assert four.margin.low > 0 and four.too_few_items == 4 and not four.learned
+    assert "scored on 4 independent items of dev, fewer than the 6" in four.warning()
+    assert learning.check("six", None, k=4, correct=[1.0] * 6).learned
+    # the count is of units with a score: unscored items and clustered subquestions do not add to it
+    sure = np.array([[3.0, 0.0, 0.0, 0.0]] * 5 + [[np.nan] * 4] * 3)
+    by_loss = learning.check("by loss", None, k=4, scores=sure, labels=[0] * 8)
+    assert by_loss.loss_margin.high < 0 and by_loss.loss_margin.n == 5 and not by_loss.learned
+    clustered = learning.check("subquestions", None, k=4, correct=[1.0] * 10, clusters=[i // 2 for i in range(10)])
+    assert clustered.margin.n == 5 and not clustered.learned
+
+
 def test_several_right_options_count_at_their_summed_probability_against_guessing_ln_k_over_g():
     # softmax (1/2, 1/4, 1/4) with options 0 and 1 right: −ln 3/4; four even options, one right: ln 4
     scores = np.array([[math.log(2), 0.0, 0.0, np.nan], [0.0, 0.0, 0.0, 0.0]])

@@ -39,6 +39,11 @@ from .stats import Interval, hierarchical_ci
 CHANCE_MARGIN = 0.02
 #: The share of the last optimiser steps whose mean loss is the final loss.
 FINAL_SHARE = 0.1
+#: The fewest independent held-out items (or clusters of them) on which a score can show learning.
+#: With fewer, even every item beating chance is not significant by the exact sign test at the
+#: intervals' one-sided 2.5 % (½ⁿ ≥ 0.025 for n ≤ 5), and a percentile bootstrap of so few values
+#: cannot reach back to chance: four items all on one side give an interval that excludes it.
+MIN_ITEMS = math.ceil(-math.log2(0.025))
 
 
 def _tenth(steps: int) -> int:
@@ -122,9 +127,15 @@ class LossCheck:
         """Held-out accuracy above chance (its whole interval minus chance above 0), or held-out loss
         below the loss of guessing (the whole interval of their difference, item by item, below 0).
         Without a held-out score a row is not shown to have learned."""
-        by_accuracy = self.margin is not None and math.isfinite(self.margin.low) and self.margin.low > 0
-        by_loss = self.loss_margin is not None and math.isfinite(self.loss_margin.high) and self.loss_margin.high < 0
+        by_accuracy = _enough(self.margin) and math.isfinite(self.margin.low) and self.margin.low > 0
+        by_loss = _enough(self.loss_margin) and math.isfinite(self.loss_margin.high) and self.loss_margin.high < 0
         return by_accuracy or by_loss
+
+    @property
+    def too_few_items(self) -> int | None:
+        """The number of independent held-out items, where it is below :data:`MIN_ITEMS` (else None)."""
+        ns = [iv.n for iv in (self.margin, self.loss_margin) if iv is not None and iv.n is not None]
+        return min(ns) if ns and min(ns) < MIN_ITEMS else None
 
     def columns(self) -> dict[str, object]:
         """The columns of a table of trained rows (:func:`table`)."""
@@ -154,6 +165,9 @@ class LossCheck:
         """Why a row did not learn, in words: each held-out score it has, not beating chance."""
         if self.accuracy is None and self.heldout_loss is None:
             return f"it has no score on {self.heldout}, so it is not shown to have learned"
+        if self.too_few_items is not None:
+            return (f"it was scored on {self.too_few_items} independent items of {self.heldout}, fewer than the "
+                    f"{MIN_ITEMS} on which beating chance on every one would be significant")
         iv = self.heldout_loss
         loss = None if iv is None else f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
         if self.accuracy is None:
@@ -174,6 +188,11 @@ class LossCheck:
         full = f" The full profile would need {self.full_profile} for this row." if self.full_profile else ""
         return (f"⚠ {self.name} did not learn: {what}.{trained} Every claim resting on it is "
                 f"\"model at chance\".{full}")
+
+
+def _enough(interval: Interval | None) -> bool:
+    """Whether an interval exists and rests on at least :data:`MIN_ITEMS` independent items (or does not say)."""
+    return interval is not None and (interval.n is None or interval.n >= MIN_ITEMS)
 
 
 def loss_ends(curves: Sequence[Sequence[float]]) -> tuple[float, float]:
@@ -254,14 +273,25 @@ def check(name: str, curves: Sequence[Sequence[float]] | None, k: float, *, corr
         p = np.broadcast_to(np.asarray(1 / k if chance is None else chance, dtype=float), runs.shape[1:])
         accuracy = hierarchical_ci(runs, clusters=clusters, seed=seed)
         margin = hierarchical_ci(runs - p[None, :], clusters=clusters, seed=seed)
-    held_out = {}
+    held_out, losses = {}, None
     if scores is not None and labels is not None:
         losses = heldout_losses(scores, labels)
         guess = guessing_losses(scores, labels) if guessing is None else \
             np.where(np.isnan(losses), np.nan, np.broadcast_to(np.asarray(guessing, dtype=float), losses.shape[1:]))
         held_out = _loss_against_guessing(losses, guess, clusters, seed)
-    return LossCheck(name, k, first, final, accuracy, margin, chance=None if p is None else float(100 * p.mean()),
-                     heldout=heldout, **held_out)
+    check = LossCheck(name, k, first, final, accuracy, margin, chance=None if p is None else float(100 * p.mean()),
+                      heldout=heldout, **held_out)
+    return replace(check, margin=_scored_units(margin, correct, clusters),
+                   loss_margin=_scored_units(check.loss_margin, losses, clusters))
+
+
+def _scored_units(interval: Interval | None, values, clusters: Sequence | None) -> Interval | None:
+    """``interval`` with ``n`` the independent units (clusters, or items) that have a score in ``values``."""
+    if interval is None:
+        return None
+    scored = np.isfinite(_runs(values)).any(axis=0)
+    units = np.arange(scored.size) if clusters is None else np.asarray(clusters, dtype=object)
+    return replace(interval, n=len(set(units[scored].tolist())))
 
 
 def _loss_against_guessing(losses: np.ndarray, guessing: np.ndarray, clusters: Sequence | None, seed: int) -> dict:
