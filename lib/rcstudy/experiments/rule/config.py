@@ -68,8 +68,10 @@ class LMSection:
     """Causal language models prompted with the released prompts."""
 
     models: tuple[ModelName, ...] = param(("smollm2-135m",), "causal LMs prompted with the released prompts")
-    # quick: the zero-shot setting only; each one-shot setting costs about 3 min of the hour on 2 cores
-    settings: tuple[str, ...] = param(("0:vanilla:letter",), "prompt settings, shots:family:scoring")
+    # quick: zero-shot, and one shot with ReClor's and with RULE's exemplars (the exemplars claim's
+    # pair); each one-shot setting costs about 3 min of the hour on 2 cores
+    settings: tuple[str, ...] = param(("0:vanilla:letter", "1:vanilla:letter", "1:subq:letter"),
+                                      "prompt settings, shots:family:scoring")
     sample_mains: int | None = param(100, "main questions (with all their subquestions) the LMs answer (None: all)")
     max_length: int = param(2048, "tokens; longer prompts are cut from the left")
     cot_max_new_tokens: int = param(256, "generated tokens for chain-of-thought settings")
