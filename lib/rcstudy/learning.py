@@ -272,24 +272,21 @@ def check(name: str, curves: Sequence[Sequence[float]] | None, k: float, *, corr
         runs = _runs(correct)
         p = np.broadcast_to(np.asarray(1 / k if chance is None else chance, dtype=float), runs.shape[1:])
         accuracy = hierarchical_ci(runs, clusters=clusters, seed=seed)
-        margin = hierarchical_ci(runs - p[None, :], clusters=clusters, seed=seed)
-    held_out, losses = {}, None
+        margin = _scored_units(hierarchical_ci(runs - p[None, :], clusters=clusters, seed=seed), runs, clusters)
+    held_out = {}
     if scores is not None and labels is not None:
         losses = heldout_losses(scores, labels)
         guess = guessing_losses(scores, labels) if guessing is None else \
             np.where(np.isnan(losses), np.nan, np.broadcast_to(np.asarray(guessing, dtype=float), losses.shape[1:]))
         held_out = _loss_against_guessing(losses, guess, clusters, seed)
-    check = LossCheck(name, k, first, final, accuracy, margin, chance=None if p is None else float(100 * p.mean()),
-                      heldout=heldout, **held_out)
-    return replace(check, margin=_scored_units(margin, correct, clusters),
-                   loss_margin=_scored_units(check.loss_margin, losses, clusters))
+    return LossCheck(name, k, first, final, accuracy, margin, chance=None if p is None else float(100 * p.mean()),
+                     heldout=heldout, **held_out)
 
 
-def _scored_units(interval: Interval | None, values, clusters: Sequence | None) -> Interval | None:
-    """``interval`` with ``n`` the independent units (clusters, or items) that have a score in ``values``."""
-    if interval is None:
-        return None
-    scored = np.isfinite(_runs(values)).any(axis=0)
+def _scored_units(interval: Interval, values: np.ndarray, clusters: Sequence | None) -> Interval:
+    """``interval`` with ``n`` the independent units (clusters, or items) that have a score in ``values``
+    ((seeds, items)), where :func:`rcstudy.stats.hierarchical_ci` counts every cluster."""
+    scored = np.isfinite(values).any(axis=0)
     units = np.arange(scored.size) if clusters is None else np.asarray(clusters, dtype=object)
     return replace(interval, n=len(set(units[scored].tolist())))
 
@@ -298,7 +295,8 @@ def _loss_against_guessing(losses: np.ndarray, guessing: np.ndarray, clusters: S
     """The :class:`LossCheck` fields of a held-out loss: its interval, its margin over the loss of
     guessing (item by item) and that loss's mean, over the (seed, item) cells that have a loss."""
     return {"heldout_loss": hierarchical_ci(losses, clusters=clusters, seed=seed, scale=1.0),
-            "loss_margin": hierarchical_ci(losses - guessing, clusters=clusters, seed=seed, scale=1.0),
+            "loss_margin": _scored_units(hierarchical_ci(losses - guessing, clusters=clusters, seed=seed, scale=1.0),
+                                         losses, clusters),
             "guessing_loss": float(np.nanmean(guessing))}
 
 
