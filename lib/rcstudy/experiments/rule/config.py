@@ -69,7 +69,7 @@ class LMSection:
 
     models: tuple[ModelName, ...] = param(("smollm2-135m",), "causal LMs prompted with the released prompts")
     # quick: zero-shot, and one shot with ReClor's and with RULE's exemplars (the exemplars claim's
-    # pair); each one-shot setting costs about 3 min of the hour on 2 cores
+    # pair); each one-shot setting is 52 batches of about 10 s on 2 cores, about 9 minutes of the hour
     settings: tuple[str, ...] = param(("0:vanilla:letter", "1:vanilla:letter", "1:subq:letter"),
                                       "prompt settings, shots:family:scoring")
     sample_mains: int | None = param(100, "main questions (with all their subquestions) the LMs answer (None: all)")
