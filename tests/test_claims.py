@@ -8,7 +8,7 @@ import math
 import pytest
 
 from rcstudy import papers
-from rcstudy.claims import (INCONCLUSIVE_UNSIZED, STATED_UP, AllOf, Above, Below, ClaimSpec, Equivalent, Higher,
+from rcstudy.claims import (UNDERPOWERED_UNSIZED, STATED_UP, AllOf, Above, Below, ClaimSpec, Equivalent, Higher,
                             IfGiven, MissingEvidence, Power, Verdict, chance_null, combine, rescale, zero_null)
 from rcstudy.report import CHECK, ClaimLog
 from rcstudy.stats import Interval, MeanSD
@@ -218,10 +218,11 @@ def test_the_log_reports_each_kind_of_verdict(monkeypatch):
     flat = log.judge("d", {"acc": iv(25.5, 23.5, 27.5, 2000)}, "25.5")
     assert flat.verdict == "inconclusive" and flat.n_needed is None and flat.power > 0.99
     unsized = log.judge("e", {"acc": iv(25.5, 23.5, 27.5, 2000)}, "25.5")
-    assert unsized.verdict == INCONCLUSIVE_UNSIZED and unsized.kind == "inconclusive" and unsized.power is None
+    # a difference the paper states without a number: no power, so not shown to be able to reach a verdict
+    assert unsized.verdict == UNDERPOWERED_UNSIZED and unsized.kind == "underpowered" and unsized.power is None
     point = log.judge("f", {"acc": 40.0}, "40")
     assert point.verdict == "not testable here" and "no interval" in point.evidence
-    assert [c.kind for c in log.claims] == ["holds", "does not hold", "underpowered", "inconclusive", "inconclusive",
+    assert [c.kind for c in log.claims] == ["holds", "does not hold", "underpowered", "inconclusive", "underpowered",
                                             "not testable here"]
     assert all("does not hold" in c.null or "no verdict" in c.null for c in log.claims)
     held = log.claims[0]
@@ -250,3 +251,39 @@ def test_a_log_with_a_bound_rule_cannot_be_built():
     with pytest.raises(ValueError):
         spec(rule=Above("acc.low", 25))
     assert math.isinf(STATED_UP)
+
+
+def test_an_unsized_claim_of_no_effect_is_sized_at_no_effect(monkeypatch):
+    """The paper says "no trend" without a number: TOST's power is taken at the claim itself (a true
+    value on the target), from our standard error; a paper stand-in never sizes it."""
+    flat = Equivalent("spread", 0.0, 11.2, "the smallest gap the paper calls large", side="upper")
+    s = spec("no-trend", rule=flat, paper={"spread": 0.0}, null={"spread": iv(25, 20, 30)}, sized=False)
+    log = _log(monkeypatch, [s, spec("wide", rule=flat, paper={"spread": 0.0}, null={"spread": iv(25, 20, 30)},
+                                     sized=False)])
+    tight = log.judge("no-trend", {"spread": iv(8.0, 3.0, 13.0, 950)}, "8 [3, 13]")  # 90%: about [3.8, 12.2]
+    assert tight.holds is None and tight.verdict == "inconclusive" and tight.power >= 0.8
+    assert "no effect, as the claim states" in tight.power_from and "paper's" not in tight.power_from
+    wide = log.judge("wide", {"spread": iv(9.0, -3.0, 21.0, 100)}, "9 [-3, 21]")
+    assert wide.verdict == "underpowered" and wide.power < 0.8 and wide.n_needed > 100
+    # with no paper number at all, an equivalence rule is still sized at its target
+    p = flat.power({"spread": iv(8.0, 3.0, 13.0, 950)}, None)
+    assert p.paper == 0.0 and p.effect == 0.0 and p.margin == 11.2
+
+
+def test_the_null_is_measured_as_precisely_as_our_evidence(monkeypatch):
+    """The negative control on the page has this run's noise: a guesser's accuracy with the widths of
+    each of our intervals. A run too small to tell a guesser from chance says so; one big enough
+    shows the guesser failing."""
+    s = spec("beats-chance", rule=Above("acc", 25), null={"acc": {"a guesser": chance_null(400)}})
+    ours = {"acc": {"A": iv(40, 36, 44, 400), "B": iv(30, 10, 50, 4)}}
+    null = s.null_at(ours)["acc"]
+    assert set(null) == {"A", "B"} and null["A"].estimate == null["B"].estimate == 25.0
+    assert (null["A"].low, null["A"].high, null["B"].low, null["B"].high) == (21, 29, 5, 45)
+    assert s.judge(s.null_at(ours)) is None  # the guesser straddles chance on both
+    keyed = spec("k", rule=Above("gap", 0), paper={"gap": {"x": 5.0, "y": 6.0}},
+                 null={"gap": {"x": 0.0, "y": 0.0}})
+    assert keyed.null_at({"gap": {"x": iv(5, 1, 9)}})["gap"] == {"x": iv(0, -4, 4)}
+    assert spec("p").null_at({"acc": 40.0}) == spec("p").null  # a number of ours: the null as declared
+    log = _log(monkeypatch, [s])
+    c = log.judge("beats-chance", ours, "A and B")
+    assert "here with the widths of our intervals" in c.null and c.null.endswith("no verdict")

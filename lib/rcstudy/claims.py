@@ -20,8 +20,10 @@ reference is a name, and ``"x.low"`` is an error when the rule is built):
   verdict. A smaller sample makes it harder to pass, never easier.
 
 A missing verdict is *underpowered* (power below :data:`TARGET_POWER` for the paper's effect,
-with the items needed) or *inconclusive* (power at or above it, or not computable:
-"inconclusive (power not computed)"); see :class:`Power`.
+with the items needed, or not known to reach it: "underpowered (power not computed)", where the
+paper gives no number to size a difference with) or *inconclusive* (power at or above it); see
+:class:`Power`. A claim of no effect that the paper states without a number is sized at the
+claim itself: its power is that of TOST when the truth is no effect (the target).
 
 **Controls.** Every spec carries ``paper`` (the positive control: the paper's own published
 numbers only, the table and row named; a direction the paper states without a number is
@@ -63,8 +65,11 @@ class Verdict(str, Enum):
 
 #: The verdicts in the order the scorecard shows them.
 VERDICT_ORDER = tuple(v.value for v in Verdict)
-#: No verdict, and no power could be computed (the paper gives no number for the effect).
-INCONCLUSIVE_UNSIZED = "inconclusive (power not computed)"
+#: No verdict, and no power could be computed (the paper gives no number for the effect): not
+#: shown to be a test that could have reached a verdict, so it counts as underpowered.
+UNDERPOWERED_UNSIZED = "underpowered (power not computed)"
+#: The truth an unsized claim of no effect is sized at: the claim itself.
+NO_EFFECT = "no effect, as the claim states"
 
 #: Stand-ins for a direction the paper states without a number: they calibrate the rule on the
 #: paper's side of the line, and are never used to size a power calculation.
@@ -239,6 +244,8 @@ class Power:
                 else f"to show it below {self.line + self.margin:g}" if self.margin is not None and self.side == "upper"
                 else f"to show it above {self.line - self.margin:g}" if self.margin is not None
                 else f"to detect the paper's {self.effect:+.1f} against {self.line:g}")
+        if self.source == NO_EFFECT:
+            return f"power {self.power:.2f} {what} if the truth were {self.paper:g}: {NO_EFFECT}"
         src = f" ({self.source})" if self.source else ""
         return f"power {self.power:.2f} {what} if the truth were the paper's {self.paper:g}{src}"
 
@@ -301,9 +308,9 @@ class Rule:
     def explain(self, evidence: Mapping[str, Any]) -> str:
         return self.describe()
 
-    def power(self, evidence: Mapping[str, Any], paper: Mapping[str, Any]) -> Power | None:
+    def power(self, evidence: Mapping[str, Any], paper: Mapping[str, Any] | None) -> Power | None:
         """How likely the check was to reach a verdict if the truth were the paper's (:class:`Power`);
-        None where it cannot be computed."""
+        None where it cannot be computed. ``paper`` None: the paper gives no number to size with."""
         return None
 
     def walk(self) -> Iterator["Rule"]:
@@ -448,11 +455,15 @@ class Equivalent(Rule):
         return f"{self.value}: " + "; ".join(parts)
 
     def power(self, evidence, paper):
+        """TOST's power at the paper's value; with no paper number (``paper`` None: an unsized claim),
+        at the claim itself, no effect (the target): the usual sizing of an equivalence test."""
         target = _lookup(self.target, evidence)
         if target is None:
             return None
+        truth = _lookup(self.value, paper) if paper is not None else line_value(target)
+        source = "" if paper is not None else NO_EFFECT
         return weakest([Power(rescale(o, EQUIVALENCE_LEVEL), p, line_value(target), self.margin, self.side, s)
-                        for o, p, s in _pairs(_lookup(self.value, evidence), _lookup(self.value, paper))])
+                        for o, p, s in _pairs(_lookup(self.value, evidence), truth, source)])
 
 
 @dataclass(frozen=True)
@@ -605,6 +616,23 @@ def zero_null(n: int, sd: float = 50.0, *, center: float = 0.0, level: float = 0
     return Interval(center, center - half, center + half, level, n)
 
 
+def _at_precision(null: Any, ours: Any) -> Any:
+    """The null's value measured as precisely as ``ours``: each of our intervals moved to the null's
+    centre, its widths kept (entries pair up by key; a single null entry stands for every one of
+    ours). A null that cannot be paired with ours, or a number of ours, keeps the null as declared."""
+    if isinstance(null, Mapping) and not (isinstance(ours, Mapping) and set(null) >= set(ours)):
+        if len(null) != 1:
+            return null
+        null = next(iter(null.values()))
+    if isinstance(ours, Mapping):
+        pairs = {k: (null[k] if isinstance(null, Mapping) else null, v) for k, v in ours.items()}
+        return {k: _at_precision(n, v) for k, (n, v) in pairs.items()}
+    if isinstance(ours, Interval) and not isinstance(null, (Mapping, MeanSD)):
+        c = as_interval(null).estimate
+        return Interval(c, c - (ours.estimate - ours.low), c + (ours.high - ours.estimate), ours.level, ours.n)
+    return null
+
+
 @dataclass(frozen=True)
 class ClaimSpec:
     """One claim of a paper (or one check of ours): what it says, how we check it, the rule, and
@@ -614,7 +642,8 @@ class ClaimSpec:
     ``paper`` is the positive control: the paper's own published numbers only (``source`` names the
     tables and rows); ``null`` the negative control, with ``null_what`` saying what system it is.
     ``sized=False``: the paper gives no number for the effect (its ``paper`` values stand for a
-    direction, or another quantity), so no power is computed. ``exact=True`` (checks only): the
+    direction, or another quantity), so they never size a power: a difference gets none, and a
+    claim of no effect is sized at no effect (:meth:`Equivalent.power`). ``exact=True`` (checks only): the
     evidence is computed on all the data (a count, a table), with no sampling noise, so plain
     numbers are accepted as evidence. ``needs`` says what the chapter must compute for a verdict
     where it supplies less (shown when our evidence has no interval).
@@ -670,11 +699,21 @@ class ClaimSpec:
                 bare.append(name)
         return bare
 
+    def null_at(self, evidence: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The negative control as this run would have measured it: each compared quantity of the
+        null at the null's value with the widths of our intervals (a system with no skill, scored
+        with our sampling noise), so its verdict speaks of this run's n, not the n the spec assumed."""
+        out = dict(self.null)
+        for name in dict.fromkeys(self.rule.quantities()):
+            if name in self.null and evidence.get(name) is not None:
+                out[name] = _at_precision(self.null[name], evidence[name])
+        return out
+
     def power(self, evidence: Mapping[str, Any] | None) -> Power | None:
         """How likely our evidence was to reach the verdict if the truth were the paper's."""
-        if evidence is None or not self.sized:
+        if evidence is None:
             return None
-        return self.rule.power(evidence, self.paper)
+        return self.rule.power(evidence, self.paper if self.sized else None)
 
 
 def by_id(specs: Sequence[ClaimSpec]) -> dict[str, ClaimSpec]:

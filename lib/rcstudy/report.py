@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .claims import INCONCLUSIVE_UNSIZED, VERDICT_ORDER, ClaimSpec, Power, Verdict, by_id
+from .claims import UNDERPOWERED_UNSIZED, VERDICT_ORDER, ClaimSpec, Power, Verdict, by_id
 from .learning import LossCheck
 from .stats import Interval, MeanSD
 
@@ -148,7 +148,7 @@ class Claim:
     test: str  # how we check it
     evidence: str  # our numbers behind the verdict
     holds: bool | None
-    reason: str = ""  # why there is no verdict: NOT_LEARNED, UNDERPOWERED, INCONCLUSIVE(_UNSIZED), or not testable
+    reason: str = ""  # why there is no verdict: NOT_LEARNED, UNDERPOWERED(_UNSIZED), INCONCLUSIVE, or not testable
     ours: str = ""  # our interval of the quantity the power calculation is about
     paper_effect: float | None = None  # the paper's value of that quantity, minus the rule's line
     power: float | None = None  # computed only where there is no verdict (rcstudy.claims.Power)
@@ -167,22 +167,26 @@ class Claim:
     def kind(self) -> str:
         """The scorecard's category: one of :data:`rcstudy.claims.VERDICT_ORDER`."""
         v = self.verdict
-        if v.startswith(INCONCLUSIVE):
+        if v.startswith(UNDERPOWERED):
+            return UNDERPOWERED
+        if v.startswith(INCONCLUSIVE):  # also "inconclusive (power not computed)" of older notebooks
             return INCONCLUSIVE
         if v == "model did not learn":  # notebooks published before the verdict was renamed
             return NOT_LEARNED
         return v if v in VERDICT_ORDER else VERDICTS[None]
 
 
-def _null_text(spec: ClaimSpec) -> str:
-    """The negative control in words: what it is and the rule's verdict on it."""
+def _null_text(spec: ClaimSpec, evidence: Mapping | None = None) -> str:
+    """The negative control in words: what it is and the rule's verdict on it, measured as
+    precisely as ``evidence`` where there is some (:meth:`ClaimSpec.null_at`)."""
+    measured = evidence is not None and not spec.points(evidence)
     try:
-        outcome = spec.judge(spec.null)
+        outcome = spec.judge(spec.null_at(evidence) if measured else spec.null)
     except Exception as e:  # a malformed null is a bug the tests catch; the page says so
         return f"{spec.null_what}: the rule fails on it ({type(e).__name__})"
     word = {True: "holds (the check cannot tell this claim from no skill)", False: "does not hold",
             None: "no verdict"}[outcome]
-    return f"{spec.null_what} → {word}"
+    return f"{spec.null_what}{' (here with the widths of our intervals)' if measured else ''} → {word}"
 
 
 class ClaimLog:
@@ -220,7 +224,7 @@ class ClaimLog:
         if spec is None:
             raise KeyError(f"{self.chapter}: no declared claim {id!r}; declared: "
                            f"{', '.join([*self.specs, *self.check_specs])}")
-        more = {"scope": scope, "rule": spec.rule.describe(), "null": _null_text(spec)}
+        more = {"scope": scope, "rule": spec.rule.describe(), "null": _null_text(spec, evidence)}
         stuck = [c for c in rests_on if not c.learned]
         if evidence is not None and stuck:
             text += "; not judged: " + "; ".join(c.describe() for c in stuck)
@@ -236,7 +240,7 @@ class ClaimLog:
         if holds is not None:
             return self.check(id, spec.statement(), spec.how(), holds, text, **more)
         power = spec.power(evidence)
-        reason = (INCONCLUSIVE_UNSIZED if power is None else UNDERPOWERED if not power.adequate else INCONCLUSIVE)
+        reason = (UNDERPOWERED_UNSIZED if power is None else UNDERPOWERED if not power.adequate else INCONCLUSIVE)
         return self.check(id, spec.statement(), spec.how(), None, text, reason=reason, power=power, **more)
 
     def check(self, id: str, claim: str, test: str, holds: bool | None, evidence: str, *, reason: str = "",
@@ -267,7 +271,8 @@ class ClaimLog:
             if c.holds is not None or not c.reason.startswith((UNDERPOWERED, INCONCLUSIVE)):
                 return "—"  # computed only where there is no verdict
             if c.power is None:
-                return "not computed: the paper gives no number for the effect"
+                return ("not computed: the paper gives no number for the effect, so the test is not shown to be "
+                        "one that could have reached a verdict")
             need = (f"; {c.n_needed:,} items would give 0.8" if c.n_needed
                     else "; no number of items suffices" if c.power < 0.8 else "")
             return f"{c.power_from} (ours: {c.ours}){need}"

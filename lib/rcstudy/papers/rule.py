@@ -163,7 +163,8 @@ CLAIMS = [
                    + _LARGE_WHY, side="upper"),
         paper={"subq": {"Table 2's fine-tuned rows (not in the text; §4.2: not above chance)": _CHANCE},
                "chance": _CHANCE},
-        source="§4.2, Table 2's fine-tuned rows, whose numbers are not in the text: not sized",
+        source="§4.2, Table 2's fine-tuned rows, whose numbers are not in the text: power at the claim itself "
+               "(SubQ accuracy at chance)",
         sized=False,
         null={"subq": {"a model that reads the rationales": Interval(50.0, 46.8, 53.2, 0.95, _N_ENC_SUB)},
               "chance": _CHANCE},
@@ -206,7 +207,8 @@ CLAIMS = [
         Equivalent("gain", 0.0, _LARGE, "§4.2 'the in-context learning on subquestions is not helpful for smaller "
                    "models such as Vicuna 7B and 13B'; " + _LARGE_WHY, side="upper"),
         paper={"gain": {"Vicuna 7B and 13B (§4.2, no number given)": 0.0}},
-        source="§4.2, Vicuna 7B and 13B: the text gives no number (0 stands for 'not helpful'): not sized",
+        source="§4.2, Vicuna 7B and 13B: the text gives no number (0 stands for 'not helpful'): power at the claim "
+               "itself (no gain)",
         sized=False,
         null={"gain": {"exemplars that help": zero_null(_N_LM_SUB, sd=50.0, center=20.0)}},
         null_what="exemplars that clearly help: +20 points with the noise of ~320 paired subquestions",
@@ -236,7 +238,9 @@ CLAIMS = [
         Equivalent("spread", 0.0, _LARGE, "§5 'we do not observe any remarkable trends in the subquestion accuracy "
                    "(Appendix L)'; " + _LARGE_WHY, side="upper"),
         paper={"spread": 0.0},
-        source="§5 and Appendix L, which is not in the text: no number (0 stands for 'no trend'): not sized",
+        source="§5 and Appendix L, which is not in the text: no number (0 stands for 'no trend'): power at the claim "
+               "itself, a spread of 0; the largest of several noisy departures lies above 0 even with no trend, so "
+               "this power is an upper bound",
         sized=False,
         null={"spread": zero_null(_N_ENC_SUB, sd=150.0, center=25.0)},
         null_what="a model 25 points better on one type than overall, with the noise of a type's ~100 subquestions",
