@@ -83,7 +83,7 @@ def binder_env(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
                PIP_RETRIES="0", PIP_TIMEOUT="20", PIP_DISABLE_PIP_VERSION_CHECK="1")
     for step, argv in (("pip install -r binder/requirements.txt",
                         [str(venv / "bin" / "pip"), "install", "-q", "-r", "binder/requirements.txt"]),
-                       ("binder/postBuild", ["bash", "binder/postBuild"])):
+                       ("binder/postBuild", [str(repo / "binder" / "postBuild")])):
         proc = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=1800)
         if proc.returncode != 0:
             _binder_failed(step, proc)
