@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from rcstudy import exports, papers, runtime
+from rcstudy.claims import by_id
 from rcstudy.data.records import MCItem
 from rcstudy.data.rule import load_prompts, load_rule, question_block
 from rcstudy.experiments import rule as ex
@@ -160,6 +161,28 @@ def test_a_claim_rests_on_the_gate_of_each_setting_on_the_task_it_reads(data):
     main = rationales_claim(rationales.with_context, runs, seed=0)
     assert sub.rests_on == (f"{name} (subquestions)",) and main.rests_on == (f"{name} (main questions)",)
     assert {checks[row].name for row in (*sub.rests_on, *main.rests_on)} == {name}
+
+
+def test_consistency_is_judged_on_the_settings_that_meet_its_premise(data):
+    """"Consistency far below humans', although they answer the main questions above chance": a
+    prompted setting at chance on its main questions is set aside and named, not counted against
+    the claim; with every setting at chance, the claim rests on their main-question gates."""
+    from rcstudy.experiments.rule.follow_ups import consistency_claim
+    from rcstudy.experiments.rule.units import Evaluation, Prompted, Trained
+
+    gold = ex.System("oracle", "zero-shot", [Evaluation(None, {m.id: m.label for m in data.mains},
+                                                        {s.id: (s.label + 1) % 4 for s in data.subs})], data)
+    wrong = ex.System("contrarian", "zero-shot", [Evaluation(None, {m.id: (m.label + 1) % 4 for m in data.mains},
+                                                             {s.id: s.label for s in data.subs})], data)
+    origins = {"oracle": ("lm", "0:vanilla:letter"), "contrarian": ("lm", "0:vanilla:letter")}
+    no_training = Trained("enc", {}, {}, [])
+    both = consistency_claim(no_training, Prompted({"oracle": gold, "contrarian": wrong}, {}, [], ("lm",), origins), 0)
+    assert set(both.evidence["mainq"]) == {"oracle"} and both.rests_on == ()
+    assert "set aside, at chance on their main questions (the claim's premise): contrarian" in both.text
+    spec = by_id(papers.claims("rule"))["consistency-below-human"]
+    assert spec.judge(both.evidence) is True  # the oracle: every main question right, none consistent
+    alone = consistency_claim(no_training, Prompted({"contrarian": wrong}, {}, [], ("lm",), origins), 0)
+    assert set(alone.evidence["mainq"]) == {"contrarian"} and alone.rests_on == ("contrarian (main questions)",)
 
 
 def test_chance_row_is_exact(data):

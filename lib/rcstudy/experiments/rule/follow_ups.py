@@ -17,8 +17,9 @@ from ...stats import Interval, bootstrap_ci, hierarchical_ci
 from ..section import Section
 from .alignment import alignment_gap, alignment_rates
 from .fine_tuned import FineTuned
+from .gates import lm_checks
 from .prompting import Prompting
-from .units import (Prompted, System, Trained, numeric, per_main, pooled, results_table, runs_by_question,
+from .units import (ON_MAIN_QUESTIONS, Prompted, System, Trained, numeric, per_main, pooled, results_table, runs_by_question,
                     seed_label)
 
 
@@ -55,19 +56,30 @@ def overview_section(fine_tuned: FineTuned, prompting: Prompting, seed: int) -> 
 
 
 def consistency_claim(trained: Trained, prompted: Prompted, seed: int) -> ClaimEvidence:
-    """Every fine-tuned model and prompted setting: its consistency and MainQ accuracy with
-    intervals; it rests on the fine-tuned models having learned."""
-    systems = {**trained.runs, **{n: [s] for n, s in prompted.systems.items()}}
+    """Every fine-tuned model, and every prompted setting that meets the claim's premise (its main
+    questions answered above chance, :func:`~.gates.lm_checks`): its consistency and MainQ
+    accuracy with intervals. A setting at chance is set aside and named (its consistency is low
+    trivially); the claim rests on the fine-tuned models having learned, or, where no system
+    meets the premise, on the prompted settings' main-question gates (all at chance)."""
+    premise = lm_checks(prompted.systems, "main", seed)
+    aside = [n for n, c in premise.items() if not c.learned]
+    systems = {**trained.runs, **{n: [s] for n, s in prompted.systems.items() if n not in aside}}
+    rests_on = tuple(trained.runs)
+    if not systems and aside:
+        systems, rests_on = {n: [prompted.systems[n]] for n in aside}, tuple(n + ON_MAIN_QUESTIONS for n in aside)
     consistency = {n: hierarchical_ci(runs_by_question(runs, "consistent").to_numpy(float), seed=seed)
                    for n, runs in systems.items()}
     mainq = {n: hierarchical_ci(runs_by_question(runs, "main").to_numpy(float), seed=seed)
              for n, runs in systems.items()}
+    text = "; ".join(f"{n}: MainQ {mainq[n]}, consistency {consistency[n]}" for n in systems) or "nothing evaluated"
+    if aside and not set(aside) <= set(systems):
+        text += ("; set aside, at chance on their main questions (the claim's premise): "
+                 + "; ".join(f"{n} ({premise[n].accuracy})" for n in aside))
     return ClaimEvidence(
         "consistency-below-human",
         {"consistency": consistency, "mainq": mainq, "human": papers.value("rule", "Table 2", "Human", "Consistency"),
          "chance": papers.value("rule", "Table 2", "Chance", "SubQ")} if systems else None,
-        "; ".join(f"{n}: MainQ {mainq[n]}, consistency {consistency[n]}" for n in systems) or "nothing evaluated",
-        rests_on=tuple(trained.runs))
+        text, rests_on=rests_on)
 
 
 def consistency_excess(systems: Sequence[System], seed: int) -> Interval:
