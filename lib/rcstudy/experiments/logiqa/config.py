@@ -101,7 +101,7 @@ class Transfer:
     with the default settings), then on LogiQA."""
 
     n_source: int | None = param(None, "ReClor training questions drawn, RULE's main questions then left out (None: all)")
-    then_logiqa: bool = param(False, "also continue the source model on LogiQA (one more full fine-tuning)")
+    then_logiqa: bool = param(True, "also continue the source model on LogiQA (one more full fine-tuning)")
     source_epochs: float = param(_SHARED.epochs, "training epochs on ReClor")
     source_lr: float = param(_SHARED.lr, "peak learning rate on ReClor")
     source_batch_size: int = param(_SHARED.batch_size, "questions per optimiser step on ReClor")
@@ -124,7 +124,7 @@ class Config(ChapterConfig):
     readers: Readers = section(Readers, "the neural readers trained from scratch")
     encoder: Encoder = section(Encoder, "the fine-tuned multiple-choice encoder")
     lm: LM = section(LM, "the zero-shot language model")
-    ablations: tuple[Ablation, ...] = param(("no paragraph",),
+    ablations: tuple[Ablation, ...] = param(("no paragraph", "no question"),
                                             "partial inputs the encoder is retrained with (Figure 3)")
     transfer: Transfer = section(Transfer, "transfer from ReClor (Table 4)")
 
