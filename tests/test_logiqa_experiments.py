@@ -300,3 +300,20 @@ def test_the_full_profiles_plan_counts_the_lm_prompt_once_per_batch_of_its_optio
     cfg2 = plan.chapter_config("logiqa", "full", {"lm.n_test": 1, "lm.batch_size": 2})
     (job2,) = [j for j in ex.jobs(cfg2) if j.step == "lm_job"]
     assert job2.tokens.forward - hand == math.ceil(len(prompt) / 4) + 1
+
+
+def test_the_ablation_claims_rest_on_the_full_model_not_on_the_ablated_ones(data):
+    """An ablated model at chance is what an ablation can find: the claims on Figure 3 are gated on
+    the full-input model alone, and the paired intervals judge the ablated ones."""
+    from rcstudy.experiments.logiqa.ablation import ablation_claims
+    from rcstudy.experiments.logiqa.runs import eval_positions
+
+    sizes = ex.Sizes(n_dev=4, n_test_sub=6)
+    pos = eval_positions(data, sizes)["test-sub"]
+    even = np.zeros((len(pos), 4))
+    runs = {a: [{"en-test": even, "losses": [1.4, 1.39]}] for a in ("no paragraph", "no question")}
+    majority = ex.majority_system(data)
+    systems = ex.Systems(majority, [], [], majority, [], majority, ex.ablation_systems(data, sizes, majority, runs), [], 0)
+    claims = {c.id: c for c in ablation_claims(ex.Config(ablations=("no paragraph", "no question")), systems, data)}
+    assert claims["ablations-drop"].rests_on == (majority.name,) == claims["paragraph-matters-more"].rests_on
+    assert set(claims["ablations-drop"].evidence["drops"]) == {"no paragraph", "no question"}
