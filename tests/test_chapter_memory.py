@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -43,6 +44,10 @@ def test_a_chapter_allocating_400_mb_peaks_400_mb_above_one_allocating_nothing(t
     assert peaks[400] - peaks[0] == pytest.approx(400 / 1024, abs=0.08)
     run.record_timing(result, "smoke", root, cold=True)
     assert run.read_timings(root)["smoke"]["memory"]["peak_rss_gb"] == peaks[400]
+    # a cached re-run replaces the latest peak, and the cold run's is kept beside its time
+    run.record_timing(replace(result, peak_rss_gb=0.5, seconds=1.0), "smoke", root, cold=False)
+    entry = run.read_timings(root)["smoke"]["memory"]
+    assert entry["peak_rss_gb"] == 0.5 and entry["cold_peak_rss_gb"] == peaks[400] and entry["latest"] == 1.0
 
 
 def test_the_sampler_sums_the_process_tree_and_keeps_a_spike_between_samples():

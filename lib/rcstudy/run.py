@@ -366,8 +366,9 @@ def timings_path(root: Path | None = None) -> Path:
 
 
 def read_timings(root: Path | None = None) -> dict:
-    """``{profile: {chapter: {"latest": seconds, "cold": seconds, "peak_rss_gb": GB}}}`` as the runner
-    recorded them (the peak resident memory of the chapter's latest run, :class:`TreeMemory`)."""
+    """``{profile: {chapter: {"latest": seconds, "cold": seconds, "peak_rss_gb": GB,
+    "cold_peak_rss_gb": GB}}}`` as the runner recorded them (the peak resident memory of the
+    chapter's latest run and of its latest cold one, :class:`TreeMemory`)."""
     path = timings_path(root)
     timings = json.loads(path.read_text()) if path.exists() else {}
     for chapters in timings.values():  # books built before cold runs were told apart hold bare seconds
@@ -396,8 +397,10 @@ def record_timing(result: ChapterResult, profile: str, root: Path, *, cold: bool
     entry["latest"] = round(result.seconds, 1)
     if cold:
         entry["cold"] = entry["latest"]
-    if result.peak_rss_gb is not None:  # of the latest run (its kernel's process tree, GB)
+    if result.peak_rss_gb is not None:  # its kernel's process tree, GB; a cached re-run needs far less
         entry["peak_rss_gb"] = result.peak_rss_gb
+        if cold:
+            entry["cold_peak_rss_gb"] = result.peak_rss_gb
     atomic_write_bytes(timings_path(root), json.dumps(timings, indent=1, sort_keys=True).encode())
 
 
