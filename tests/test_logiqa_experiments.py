@@ -313,7 +313,8 @@ def test_the_ablation_claims_rest_on_the_full_model_not_on_the_ablated_ones(data
     even = np.zeros((len(pos), 4))
     runs = {a: [{"en-test": even, "losses": [1.4, 1.39]}] for a in ("no paragraph", "no question")}
     majority = ex.majority_system(data)
-    systems = ex.Systems(majority, [], [], majority, [], majority, ex.ablation_systems(data, sizes, majority, runs), [], 0)
+    ablations = ex.ablation_systems(data, sizes, majority, runs)
+    systems = ex.Systems(majority, [], [], majority, [], majority, ablations, [], 0)
     claims = {c.id: c for c in ablation_claims(ex.Config(ablations=("no paragraph", "no question")), systems, data)}
     assert claims["ablations-drop"].rests_on == (majority.name,) == claims["paragraph-matters-more"].rests_on
     assert set(claims["ablations-drop"].evidence["drops"]) == {"no paragraph", "no question"}

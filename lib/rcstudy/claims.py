@@ -625,8 +625,7 @@ def _at_precision(null: Any, ours: Any) -> Any:
             return null
         null = next(iter(null.values()))
     if isinstance(ours, Mapping):
-        pairs = {k: (null[k] if isinstance(null, Mapping) else null, v) for k, v in ours.items()}
-        return {k: _at_precision(n, v) for k, (n, v) in pairs.items()}
+        return {k: _at_precision(null[k] if isinstance(null, Mapping) else null, v) for k, v in ours.items()}
     if isinstance(ours, Interval) and not isinstance(null, (Mapping, MeanSD)):
         c = as_interval(null).estimate
         return Interval(c, c - (ours.estimate - ours.low), c + (ours.high - ours.estimate), ours.level, ours.n)
@@ -643,9 +642,9 @@ class ClaimSpec:
     tables and rows); ``null`` the negative control, with ``null_what`` saying what system it is.
     ``sized=False``: the paper gives no number for the effect (its ``paper`` values stand for a
     direction, or another quantity), so they never size a power: a difference gets none, and a
-    claim of no effect is sized at no effect (:meth:`Equivalent.power`). ``exact=True`` (checks only): the
-    evidence is computed on all the data (a count, a table), with no sampling noise, so plain
-    numbers are accepted as evidence. ``needs`` says what the chapter must compute for a verdict
+    claim of no effect is sized at no effect (:meth:`Equivalent.power`). ``exact=True`` (checks
+    only): the evidence is computed on all the data (a count, a table), with no sampling noise, so
+    plain numbers are accepted as evidence. ``needs`` says what the chapter must compute for a verdict
     where it supplies less (shown when our evidence has no interval).
     """
 

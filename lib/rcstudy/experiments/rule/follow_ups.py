@@ -19,8 +19,8 @@ from .alignment import alignment_gap, alignment_rates
 from .fine_tuned import FineTuned
 from .gates import lm_checks
 from .prompting import Prompting
-from .units import (ON_MAIN_QUESTIONS, Prompted, System, Trained, numeric, per_main, pooled, results_table, runs_by_question,
-                    seed_label)
+from .units import (ON_MAIN_QUESTIONS, Prompted, System, Trained, numeric, per_main, pooled, results_table,
+                    runs_by_question, seed_label)
 
 
 @dataclass(frozen=True, kw_only=True)
