@@ -28,6 +28,19 @@ kernelspec: {display_name: Python 3, language: python, name: python3}
 """
 
 
+@pytest.fixture(autouse=True)
+def data_dir_restored():
+    """Loading a profile's parameters sets ``RCSTUDY_DATA`` for the whole process, as the runner and
+    a notebook need; a test that does so must not leave it set for the tests after it on its worker
+    (those that read the real data would then skip)."""
+    before = os.environ.get("RCSTUDY_DATA")
+    yield
+    if before is None:
+        os.environ.pop("RCSTUDY_DATA", None)
+    else:
+        os.environ["RCSTUDY_DATA"] = before
+
+
 @pytest.fixture
 def chapter_folder(tmp_path, monkeypatch):
     """A chapters folder of the test's own that the runner reads: ``add(name, source, params)``
