@@ -182,7 +182,7 @@ def test_consistency_is_judged_on_the_settings_that_meet_its_premise(data):
     spec = by_id(papers.claims("rule"))["consistency-below-human"]
     assert spec.judge(both.evidence) is True  # the oracle: every main question right, none consistent
     alone = consistency_claim(no_training, Prompted({"contrarian": wrong}, {}, [], ("lm",), origins), 0)
-    assert set(alone.evidence["mainq"]) == {"contrarian"} and alone.rests_on == ("contrarian (main questions)",)
+    assert set(alone.evidence["mainq"]) == {"contrarian"} and alone.rests_on == ("contrarian (all its main questions)",)
 
 
 def test_chance_row_is_exact(data):

@@ -19,8 +19,8 @@ from .alignment import alignment_gap, alignment_rates
 from .fine_tuned import FineTuned
 from .gates import lm_checks
 from .prompting import Prompting
-from .units import (ON_MAIN_QUESTIONS, Prompted, System, Trained, numeric, per_main, pooled, results_table,
-                    runs_by_question, seed_label)
+from .units import (ON_ALL_MAIN_QUESTIONS, Prompted, System, Trained, numeric, per_main, pooled,
+                    results_table, runs_by_question, seed_label)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,12 +61,13 @@ def consistency_claim(trained: Trained, prompted: Prompted, seed: int) -> ClaimE
     accuracy with intervals. A setting at chance is set aside and named (its consistency is low
     trivially); the claim rests on the fine-tuned models having learned, or, where no system
     meets the premise, on the prompted settings' main-question gates (all at chance)."""
-    premise = lm_checks(prompted.systems, "main", seed)
+    premise = lm_checks(prompted.systems, "main", seed)  # the gates of ON_ALL_MAIN_QUESTIONS (same seed)
     aside = [n for n, c in premise.items() if not c.learned]
     systems = {**trained.runs, **{n: [s] for n, s in prompted.systems.items() if n not in aside}}
     rests_on = tuple(trained.runs)
     if not systems and aside:
-        systems, rests_on = {n: [prompted.systems[n]] for n in aside}, tuple(n + ON_MAIN_QUESTIONS for n in aside)
+        systems = {n: [prompted.systems[n]] for n in aside}
+        rests_on = tuple(n + ON_ALL_MAIN_QUESTIONS for n in aside)
     consistency = {n: hierarchical_ci(runs_by_question(runs, "consistent").to_numpy(float), seed=seed)
                    for n, runs in systems.items()}
     mainq = {n: hierarchical_ci(runs_by_question(runs, "main").to_numpy(float), seed=seed)

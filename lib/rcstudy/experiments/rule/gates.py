@@ -14,8 +14,8 @@ from ...report import md_text
 from ..section import Section
 from .config import Config, trained_setups
 from .rationales import Rationales
-from .units import (ON_MAIN_QUESTIONS, ON_SUBQUESTIONS, Prompted, System, Trained, chance_of, mains_of,
-                    runs_by_question)
+from .units import (ON_ALL_MAIN_QUESTIONS, ON_MAIN_QUESTIONS, ON_SUBQUESTIONS, Prompted, System, Trained,
+                    chance_of, mains_of, runs_by_question)
 
 #: What the full profile would spend on each row (:func:`rcstudy.plan.row_needs`), given :func:`full_profile_rows`.
 FullProfile = Callable[[dict[str, dict]], dict[str, str]]
@@ -61,14 +61,14 @@ def lm_checks(systems: Mapping[str, System], kind: Literal["main", "sub"], seed:
 def gates_of(trained: Trained, prompted: Prompted, rationales: Rationales, seed: int) -> dict[str, learning.LossCheck]:
     """Every gate the claims rest on, by the row the page's table gives it: each fine-tuned model
     (on the held-out main questions), each prompted setting on its subquestions (``ON_SUBQUESTIONS``)
-    and on its main questions (``ON_MAIN_QUESTIONS``; for Table 5's settings, with the context, the
-    main questions answered with no rationale appended); each gate is named as the model or setting it
-    judges, as the claims resting on it quote it."""
+    and on all its main questions (``ON_ALL_MAIN_QUESTIONS``), and each of Table 5's settings (with
+    the context) on its main questions answered with no rationale appended (``ON_MAIN_QUESTIONS``);
+    each gate is named as the model or setting it judges, as the claims resting on it quote it."""
     unappended = {n: rationales.runs[n]["no rationale"] for n in rationales.with_context.index}
     return {**loss_checks(trained, seed),
             **{n + ON_SUBQUESTIONS: c for n, c in lm_checks(prompted.systems, "sub", seed).items()},
-            **{n + ON_MAIN_QUESTIONS: c
-               for n, c in lm_checks({**prompted.systems, **unappended}, "main", seed).items()}}
+            **{n + ON_ALL_MAIN_QUESTIONS: c for n, c in lm_checks(prompted.systems, "main", seed).items()},
+            **{n + ON_MAIN_QUESTIONS: c for n, c in lm_checks(unappended, "main", seed).items()}}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,8 +102,8 @@ def full_profile_rows(cfg: Config, trained: Trained, prompted: Prompted, rationa
     """The jobs of each of ``rows`` (as :func:`gates_of` names them) in the full profile, as
     :func:`rcstudy.plan.row_needs` selects them: the encoder as the full profile's encoder, a
     text-to-text model by its row where the full profile trains it, else by its step alone; a
-    prompted row by the analysis that answers it (Table 5's rationales for its settings' main
-    questions, else the setting itself), its model and its setting where the full profile runs
+    prompted row by the analysis that answers it (Table 5's rationales for the main questions of
+    its sample, else the setting itself), its model and its setting where the full profile runs
     them (a model it does not prompt: that setting of each model it does)."""
     full = Config.load("full")
     full_encoder, full_setups = trained_setups(full)
@@ -123,7 +123,7 @@ def full_profile_rows(cfg: Config, trained: Trained, prompted: Prompted, rationa
 
     selectors = {name: trained_row(name) for name in trained.runs}
     selectors |= {n + suffix: lm_row("setting", *prompted.origins[n], full.lm.settings)
-                  for n in prompted.systems for suffix in (ON_SUBQUESTIONS, ON_MAIN_QUESTIONS)}
+                  for n in prompted.systems for suffix in (ON_SUBQUESTIONS, ON_ALL_MAIN_QUESTIONS)}
     selectors |= {n + ON_MAIN_QUESTIONS: lm_row("rationales", *rationales.origins[n], full.analyses.rationale_settings)
                   for n in rationales.with_context.index}
     return {row: selector for row, selector in selectors.items() if row in rows}

@@ -25,9 +25,11 @@ from .config import Config, EncoderSetup
 AGGREGATIONS = ("per_split_mean", "pooled")
 #: The suffix of a set of questions, and of a row, answered without the context.
 NO_CONTEXT = ", no context"
-#: How a gate's row names a prompted setting gated on its subquestions, and one gated on its main
-#: questions (a claim resting on a setting names its row so).
-ON_SUBQUESTIONS, ON_MAIN_QUESTIONS = " (subquestions)", " (main questions)"
+#: How a gate's row names a prompted setting gated on its subquestions, on all its main questions,
+#: and (Table 5's settings) on the main questions of Table 5's sample with no rationale appended (a
+#: claim resting on a setting names its row so).
+ON_SUBQUESTIONS, ON_ALL_MAIN_QUESTIONS, ON_MAIN_QUESTIONS = (" (subquestions)", " (all its main questions)",
+                                                            " (main questions)")
 
 
 @dataclass(frozen=True)
