@@ -147,7 +147,7 @@ def test_a_claim_rests_on_the_gate_of_each_setting_on_the_task_it_reads(data):
     (a setting on its subquestions, a Table 5 setting on its main questions), and each gate is
     named as the setting it judges, as the claim quotes it."""
     from rcstudy.experiments.rule.gates import gates_of
-    from rcstudy.experiments.rule.prompting import eliminative_claim
+    from rcstudy.experiments.rule.prompting import eliminative_claim, prompted_gates
     from rcstudy.experiments.rule.rationales import Rationales, rationales_claim
     from rcstudy.experiments.rule.units import Prompted, Trained
 
@@ -156,7 +156,7 @@ def test_a_claim_rests_on_the_gate_of_each_setting_on_the_task_it_reads(data):
     prompted = Prompted({name: setting}, {}, [], ("fake-lm",), {name: ("fake-lm", "0:vanilla:letter")})
     runs = {name: {variant: setting for variant in ex.RATIONALE_VARIANTS}}
     rationales = Rationales(runs=runs, asked=ex.rationale_table(runs), origins={})
-    checks = gates_of(Trained("enc", {}, {}, []), prompted, rationales, seed=0)
+    checks = gates_of(Trained("enc", {}, {}, []), prompted_gates(prompted, seed=0), rationales, seed=0)
     sub = eliminative_claim(prompted, {name: ex.system_scores(setting)}, seed=0)
     main = rationales_claim(rationales.with_context, runs, seed=0)
     assert sub.rests_on == (f"{name} (subquestions)",) and main.rests_on == (f"{name} (main questions)",)
@@ -168,6 +168,7 @@ def test_consistency_is_judged_on_the_settings_that_meet_its_premise(data):
     prompted setting at chance on its main questions is set aside and named, not counted against
     the claim; with every setting at chance, the claim rests on their main-question gates."""
     from rcstudy.experiments.rule.follow_ups import consistency_claim
+    from rcstudy.experiments.rule.prompting import prompted_gates
     from rcstudy.experiments.rule.units import Evaluation, Prompted, Trained
 
     gold = ex.System("oracle", "zero-shot", [Evaluation(None, {m.id: m.label for m in data.mains},
@@ -176,12 +177,14 @@ def test_consistency_is_judged_on_the_settings_that_meet_its_premise(data):
                                                              {s.id: s.label for s in data.subs})], data)
     origins = {"oracle": ("lm", "0:vanilla:letter"), "contrarian": ("lm", "0:vanilla:letter")}
     no_training = Trained("enc", {}, {}, [])
-    both = consistency_claim(no_training, Prompted({"oracle": gold, "contrarian": wrong}, {}, [], ("lm",), origins), 0)
+    prompted = Prompted({"oracle": gold, "contrarian": wrong}, {}, [], ("lm",), origins)
+    both = consistency_claim(no_training, prompted, prompted_gates(prompted, 0), 0)
     assert set(both.evidence["mainq"]) == {"oracle"} and both.rests_on == ()
     assert "set aside, at chance on their main questions (the claim's premise): contrarian" in both.text
     spec = by_id(papers.claims("rule"))["consistency-below-human"]
     assert spec.judge(both.evidence) is True  # the oracle: every main question right, none consistent
-    alone = consistency_claim(no_training, Prompted({"contrarian": wrong}, {}, [], ("lm",), origins), 0)
+    prompted = Prompted({"contrarian": wrong}, {}, [], ("lm",), origins)
+    alone = consistency_claim(no_training, prompted, prompted_gates(prompted, 0), 0)
     assert set(alone.evidence["mainq"]) == {"contrarian"} and alone.rests_on == ("contrarian (all its main questions)",)
 
 

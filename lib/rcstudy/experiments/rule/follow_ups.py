@@ -12,12 +12,12 @@ import pandas as pd
 from ... import papers
 from ...claims import ClaimEvidence
 from ...data.rule import RuleData
+from ...learning import LossCheck
 from ...report import cell, paper_vs_ours
 from ...stats import Interval, bootstrap_ci, hierarchical_ci
 from ..section import Section
 from .alignment import alignment_gap, alignment_rates
 from .fine_tuned import FineTuned
-from .gates import lm_checks
 from .prompting import Prompting
 from .units import (ON_ALL_MAIN_QUESTIONS, Prompted, System, Trained, numeric, per_main, pooled,
                     results_table, runs_by_question, seed_label)
@@ -49,19 +49,20 @@ def overview_section(fine_tuned: FineTuned, prompting: Prompting, seed: int) -> 
     bars, points = figure_points(rows)
     given = results_table(rows, ["SubQ", "SubQ | main right", "MainQ-wise SubQ | main right"])
     return Overview(tables={"rule_given_main_right": given.map(cell)},
-                    claims=(consistency_claim(fine_tuned.trained, prompting.prompted, seed),),
+                    claims=(consistency_claim(fine_tuned.trained, prompting.prompted, prompting.gates, seed),),
                     rows=rows, bars=bars, points=points,
                     human={c: papers.value("rule", "Table 2", "Human", c)
                            for c in ("MainQ", "SubQ", "Eliminative", "Consistency")})
 
 
-def consistency_claim(trained: Trained, prompted: Prompted, seed: int) -> ClaimEvidence:
+def consistency_claim(trained: Trained, prompted: Prompted, gates: Mapping[str, LossCheck], seed: int) -> ClaimEvidence:
     """Every fine-tuned model, and every prompted setting that meets the claim's premise (its main
-    questions answered above chance, :func:`~.gates.lm_checks`): its consistency and MainQ
+    questions answered above chance: its gate ``ON_ALL_MAIN_QUESTIONS`` among ``gates``, the
+    prompted settings' gates of :func:`~.prompting.prompted_gates`): its consistency and MainQ
     accuracy with intervals. A setting at chance is set aside and named (its consistency is low
     trivially); the claim rests on the fine-tuned models having learned, or, where no system
     meets the premise, on the prompted settings' main-question gates (all at chance)."""
-    premise = lm_checks(prompted.systems, "main", seed)  # the gates of ON_ALL_MAIN_QUESTIONS (same seed)
+    premise = {n: gates[n + ON_ALL_MAIN_QUESTIONS] for n in prompted.systems if n + ON_ALL_MAIN_QUESTIONS in gates}
     aside = [n for n, c in premise.items() if not c.learned]
     systems = {**trained.runs, **{n: [s] for n, s in prompted.systems.items() if n not in aside}}
     rests_on = tuple(trained.runs)

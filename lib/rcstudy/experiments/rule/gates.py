@@ -4,7 +4,7 @@ shows them, and what the full profile would spend on a row at chance (:func:`rcs
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Collection, Literal, Mapping
+from typing import Callable, Collection, Mapping
 
 import numpy as np
 from IPython.display import Markdown
@@ -13,9 +13,10 @@ from ... import learning
 from ...report import md_text
 from ..section import Section
 from .config import Config, trained_setups
+from .prompting import lm_checks
 from .rationales import Rationales
-from .units import (ON_ALL_MAIN_QUESTIONS, ON_MAIN_QUESTIONS, ON_SUBQUESTIONS, Prompted, System, Trained,
-                    chance_of, mains_of, runs_by_question)
+from .units import (ON_ALL_MAIN_QUESTIONS, ON_MAIN_QUESTIONS, ON_SUBQUESTIONS, Prompted, Trained, chance_of,
+                    runs_by_question)
 
 #: What the full profile would spend on each row (:func:`rcstudy.plan.row_needs`), given :func:`full_profile_rows`.
 FullProfile = Callable[[dict[str, dict]], dict[str, str]]
@@ -43,31 +44,15 @@ def loss_checks(trained: Trained, seed: int) -> dict[str, learning.LossCheck]:
     return out
 
 
-def lm_checks(systems: Mapping[str, System], kind: Literal["main", "sub"], seed: int) -> dict[str, learning.LossCheck]:
-    """Is each prompted setting above chance on the task a claim rests on: its main questions
-    (``kind="main"``) or its subquestions (clustered by main question)? (:func:`rcstudy.learning.prompted`)"""
-    out = {}
-    for name, system in systems.items():
-        runs = runs_by_question([system], kind)
-        if not runs.shape[1]:
-            continue
-        task = "its main questions" if kind == "main" else "its subquestions"
-        out[name] = learning.prompted(name, runs.to_numpy(float), 4, task=task, seed=seed,
-                                      chance=chance_of(system.data, runs.columns, kind),
-                                      clusters=None if kind == "main" else mains_of(system.data, runs.columns))
-    return out
-
-
-def gates_of(trained: Trained, prompted: Prompted, rationales: Rationales, seed: int) -> dict[str, learning.LossCheck]:
+def gates_of(trained: Trained, prompted: Mapping[str, learning.LossCheck], rationales: Rationales,
+             seed: int) -> dict[str, learning.LossCheck]:
     """Every gate the claims rest on, by the row the page's table gives it: each fine-tuned model
-    (on the held-out main questions), each prompted setting on its subquestions (``ON_SUBQUESTIONS``)
-    and on all its main questions (``ON_ALL_MAIN_QUESTIONS``), and each of Table 5's settings (with
-    the context) on its main questions answered with no rationale appended (``ON_MAIN_QUESTIONS``);
-    each gate is named as the model or setting it judges, as the claims resting on it quote it."""
+    (on the held-out main questions), the prompted settings' gates
+    (:func:`~.prompting.prompted_gates`), and each of Table 5's settings (with the context) on its
+    main questions answered with no rationale appended (``ON_MAIN_QUESTIONS``); each gate is named
+    as the model or setting it judges, as the claims resting on it quote it."""
     unappended = {n: rationales.runs[n]["no rationale"] for n in rationales.with_context.index}
-    return {**loss_checks(trained, seed),
-            **{n + ON_SUBQUESTIONS: c for n, c in lm_checks(prompted.systems, "sub", seed).items()},
-            **{n + ON_ALL_MAIN_QUESTIONS: c for n, c in lm_checks(prompted.systems, "main", seed).items()},
+    return {**loss_checks(trained, seed), **prompted,
             **{n + ON_MAIN_QUESTIONS: c for n, c in lm_checks(unappended, "main", seed).items()}}
 
 
@@ -78,12 +63,12 @@ class Learned(Section):
     checks: dict[str, learning.LossCheck]
 
 
-def learned_section(cfg: Config, trained: Trained, prompted: Prompted, rationales: Rationales,
-                    full_profile: FullProfile | None) -> Learned:
+def learned_section(cfg: Config, trained: Trained, prompted: Prompted, prompted_checks: Mapping[str, learning.LossCheck],
+                    rationales: Rationales, full_profile: FullProfile | None) -> Learned:
     """The table of every gate (named by its row), and the warnings of the rows that did not learn
     (fine-tuned, prompted); a row at chance says what the full profile would spend on it where
     ``full_profile`` tells (given :func:`full_profile_rows` of those rows)."""
-    checks = gates_of(trained, prompted, rationales, cfg.sample_seed)
+    checks = gates_of(trained, prompted_checks, rationales, cfg.sample_seed)
     stuck = [row for row, c in checks.items() if not c.learned]
     if full_profile and stuck:
         needs = full_profile(full_profile_rows(cfg, trained, prompted, rationales, stuck))

@@ -81,7 +81,8 @@ def run(cfg: Config, rt: Runtime, *, full_profile: FullProfile | None = None) ->
     spend on each (the page passes :func:`rcstudy.plan.row_needs`), said in their warnings and in
     the claims resting on them."""
     page = page_sections(cfg, execute(steps, cfg, rt))
-    learned = learned_section(cfg, page.fine_tuned.trained, page.prompting.prompted, page.rationales, full_profile)
+    learned = learned_section(cfg, page.fine_tuned.trained, page.prompting.prompted, page.prompting.gates,
+                              page.rationales, full_profile)
     parts = [*page.sections, learned]
     return Results(**composed("rule", parts, learned.checks), data=steps.job_inputs()[0],
                    captions={k: v for p in parts for k, v in p.captions.items()},

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ... import papers
+from ... import learning, papers
 from ...claims import ClaimEvidence
 from ...data.records import MCItem
 from ...data.rule import RuleData, RulePrompts, exemplar_keys
@@ -24,8 +24,9 @@ from ..section import Section
 from .alignment import alignment_frame, alignment_items
 from .config import Config, PromptSetting
 from .release import leaked_mains
-from .units import (NO_CONTEXT, ON_SUBQUESTIONS, Evaluation, Prompted, System, Unavailable, lm_outputs, mains_of,
-                    numeric, paired_runs, results_table, runs_by_question, system_scores)
+from .units import (NO_CONTEXT, ON_ALL_MAIN_QUESTIONS, ON_SUBQUESTIONS, Evaluation, Prompted, System, Unavailable,
+                    chance_of, lm_outputs, mains_of, numeric, paired_runs, results_table, runs_by_question,
+                    system_scores)
 
 ANSWER_TOKENS = 8  # generated tokens read for an answer, unless a setting says otherwise
 #: Table 2's rows of the prompted part (paper's rows, then ours).
@@ -133,12 +134,37 @@ def prompted_from(cfg: Config, outputs: Outputs) -> Prompted:
                     tuple(m for m in cfg.lm.models if m not in failed), origins)
 
 
+def lm_checks(systems: Mapping[str, System], kind: Literal["main", "sub"], seed: int) -> dict[str, learning.LossCheck]:
+    """Is each prompted setting above chance on the task a claim rests on: its main questions
+    (``kind="main"``) or its subquestions (clustered by main question)? (:func:`rcstudy.learning.prompted`)"""
+    out = {}
+    for name, system in systems.items():
+        runs = runs_by_question([system], kind)
+        if not runs.shape[1]:
+            continue
+        task = "its main questions" if kind == "main" else "its subquestions"
+        out[name] = learning.prompted(name, runs.to_numpy(float), 4, task=task, seed=seed,
+                                      chance=chance_of(system.data, runs.columns, kind),
+                                      clusters=None if kind == "main" else mains_of(system.data, runs.columns))
+    return out
+
+
+def prompted_gates(prompted: Prompted, seed: int) -> dict[str, learning.LossCheck]:
+    """Each prompted setting's gates, by the row the page's table gives them: on its subquestions
+    (``ON_SUBQUESTIONS``) and on all its main questions (``ON_ALL_MAIN_QUESTIONS``). Computed once
+    (:class:`Prompting` keeps them): the learned table shows them, and the claims on
+    prompted settings rest on them or, as the consistency claim, read them for their premise."""
+    return {**{n + ON_SUBQUESTIONS: c for n, c in lm_checks(prompted.systems, "sub", seed).items()},
+            **{n + ON_ALL_MAIN_QUESTIONS: c for n, c in lm_checks(prompted.systems, "main", seed).items()}}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Prompting(Section):
     """Table 2's few- and zero-shot part: every prompted setting and its metrics."""
 
     prompted: Prompted
     rows: dict[str, dict]
+    gates: dict[str, learning.LossCheck]  # each setting above chance on its subquestions, on its main questions (by row)
 
 
 def prompting_section(cfg: Config, outputs: Outputs, sample: RuleData) -> Prompting:
@@ -152,7 +178,7 @@ def prompting_section(cfg: Config, outputs: Outputs, sample: RuleData) -> Prompt
         tables["rule_prompting_info"] = prompting_info_table(prompted.systems)
     claims = (eliminative_claim(prompted, rows, cfg.sample_seed), exemplars_claim(prompted, rows, cfg.sample_seed))
     return Prompting(tables=tables, facts=prompting_facts(cfg, prompted, rows, sample), claims=claims,
-                     prompted=prompted, rows=rows)
+                     prompted=prompted, rows=rows, gates=prompted_gates(prompted, cfg.sample_seed))
 
 
 def selective_gap(system: System, seed: int) -> Interval:
