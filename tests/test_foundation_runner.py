@@ -287,6 +287,17 @@ def test_the_users_hugging_face_cache_is_left_as_it_is(monkeypatch, tmp_path):
     assert "HF_HOME" not in os.environ  # Hugging Face's default cache
 
 
+def test_the_kernels_map_large_allocations_unless_the_user_chose_otherwise(monkeypatch):
+    """glibc's threshold for giving an allocation its own mapping is fixed for the kernels (a
+    fine-tuning's varying activation sizes fragment the heap otherwise); the user's own is kept."""
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    run.configure_environment("quick", online=False, refresh=False)
+    assert os.environ["MALLOC_MMAP_THRESHOLD_"] == str(4 * 2**20)
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(32 * 2**20))
+    run.configure_environment("quick", online=False, refresh=False)
+    assert os.environ["MALLOC_MMAP_THRESHOLD_"] == str(32 * 2**20)
+
+
 def test_published_notebooks_name_their_source(demo_chapter):
     assert run.execute_chapter("demo", "smoke", root=demo_chapter, progress=False).ok
     meta = nbformat.read(demo_chapter / "book" / "demo.ipynb", as_version=4).metadata.papermill
