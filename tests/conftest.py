@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from rcstudy.jobs import SEPARATE_ENV
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 
@@ -28,17 +30,24 @@ kernelspec: {display_name: Python 3, language: python, name: python3}
 """
 
 
+#: What loading a profile's parameters (``RCSTUDY_DATA``) or configuring the kernels' environment
+#: (:func:`rcstudy.run.configure_environment`) sets for the whole process.
+PROCESS_SETTINGS = ("RCSTUDY_DATA", SEPARATE_ENV)
+
+
 @pytest.fixture(autouse=True)
-def data_dir_restored():
+def process_settings_restored():
     """Loading a profile's parameters sets ``RCSTUDY_DATA`` for the whole process, as the runner and
-    a notebook need; a test that does so must not leave it set for the tests after it on its worker
-    (those that read the real data would then skip)."""
-    before = os.environ.get("RCSTUDY_DATA")
+    a notebook need, and the runner sets the kernels' environment in its own; a test that does so
+    must not leave them set for the tests after it on its worker (those that read the real data
+    would then skip, and a toy chapter's jobs would be sent to processes of their own)."""
+    before = {name: os.environ.get(name) for name in PROCESS_SETTINGS}
     yield
-    if before is None:
-        os.environ.pop("RCSTUDY_DATA", None)
-    else:
-        os.environ["RCSTUDY_DATA"] = before
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture

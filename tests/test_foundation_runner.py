@@ -10,6 +10,7 @@ import yaml
 
 from conftest import FRONT_MATTER
 from rcstudy import run
+from rcstudy.jobs import SEPARATE_ENV
 from rcstudy.settings import PROJECT_ROOT
 
 
@@ -296,6 +297,17 @@ def test_the_kernels_map_large_allocations_unless_the_user_chose_otherwise(monke
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(32 * 2**20))
     run.configure_environment("quick", online=False, refresh=False)
     assert os.environ["MALLOC_MMAP_THRESHOLD_"] == str(32 * 2**20)
+
+
+def test_the_kernels_run_each_job_in_a_process_of_its_own_unless_the_user_chose_otherwise(monkeypatch):
+    """A chapter kernel sends its jobs to processes of their own (their memory is given back when
+    each ends); a user who wants them in the kernel, under a debugger, says 0."""
+    monkeypatch.delenv(SEPARATE_ENV, raising=False)
+    run.configure_environment("quick", online=False, refresh=False)
+    assert os.environ[SEPARATE_ENV] == "1"
+    monkeypatch.setenv(SEPARATE_ENV, "0")
+    run.configure_environment("quick", online=False, refresh=False)
+    assert os.environ[SEPARATE_ENV] == "0"
 
 
 def test_published_notebooks_name_their_source(demo_chapter):

@@ -369,6 +369,86 @@ def test_a_chapter_executes_its_jobs_and_finds_each_output_by_step_and_arguments
         out.of("train", seed=3)
 
 
+#: A chapter's jobs module of a test's own: a step that caches what process and runtime computed
+#: it (and counts its computations in a file), a step that fails, one whose process dies, and
+#: work the notebook does itself.
+TOY_JOBS = """
+import os
+import torch
+from rcstudy.cache import cached
+from rcstudy.jobs import Job
+
+def jobs(cfg):
+    return [Job("toy", "train", "seed 1", "m", step="train", arguments={"seed": 1}),
+            Job("toy", "train", "in the notebook", "m", notebook_step="here")] + [
+            Job("toy", "train", name, "m", step=name) for name in cfg]
+
+def train(cfg, rt, seed):
+    def compute():
+        with open(os.environ["TOY_COUNT"], "a") as f:
+            f.write("computed\\n")
+        return {"pid": os.getpid(), "threads": torch.get_num_threads(), "device": str(rt.device)}
+    return cached("toy_train", {"seed": seed}, compute)
+
+def here(cfg, rt):
+    return os.getpid()
+
+def fails(cfg, rt):
+    raise ValueError("seed 1 has no training items")
+
+def dies(cfg, rt):
+    os._exit(9)
+"""
+
+
+@pytest.fixture
+def toy_jobs(tmp_path, monkeypatch):
+    """The module above, importable by a job's own process, its cache and count in ``tmp_path``,
+    and jobs sent to processes of their own (:data:`rcstudy.jobs.SEPARATE_ENV`)."""
+    import importlib
+
+    from rcstudy.jobs import SEPARATE_ENV
+
+    (tmp_path / "toy_chapter_jobs.py").write_text(TOY_JOBS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("RCSTUDY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TOY_COUNT", str(tmp_path / "count"))
+    monkeypatch.setenv(SEPARATE_ENV, "1")
+    return importlib.import_module("toy_chapter_jobs")
+
+
+def test_a_job_runs_in_a_process_of_its_own_on_the_chapters_runtime_and_the_chapter_reads_its_result(
+        toy_jobs, tmp_path, monkeypatch):
+    """The runner's kernels send each job with a step to a new process, which gives its memory
+    back when it ends; the chapter reads the job's result from the cache, computed once (a
+    refresh too), and does its notebook's own work itself."""
+    import os
+
+    from rcstudy.jobs import execute
+
+    rt = runtime.setup("cpu", threads=1)
+    out = execute(toy_jobs, [], rt)
+    trained = out.of("train", seed=1)
+    assert trained["pid"] != os.getpid() and trained["threads"] == 1 and trained["device"] == "cpu"
+    assert out.of("here") == os.getpid()
+    assert (tmp_path / "count").read_text() == "computed\n"
+    monkeypatch.setenv("RCSTUDY_REFRESH", "1")
+    refreshed = execute(toy_jobs, [], rt).of("train", seed=1)
+    assert refreshed["pid"] not in (os.getpid(), trained["pid"])
+    assert (tmp_path / "count").read_text() == "computed\n" * 2  # by its process, not again by the chapter
+    assert os.environ["RCSTUDY_REFRESH"] == "1"
+
+
+def test_a_job_that_fails_or_dies_in_its_own_process_stops_the_chapter_saying_which(toy_jobs):
+    from rcstudy.jobs import JobProcessDied, execute
+
+    rt = runtime.setup("cpu", threads=1)
+    with pytest.raises(ValueError, match="seed 1 has no training items"):
+        execute(toy_jobs, ["fails"], rt)
+    with pytest.raises(JobProcessDied, match="toy: the process running job 'dies' ended before it finished"):
+        execute(toy_jobs, ["dies"], rt)
+
+
 def test_work_the_notebook_does_runs_in_the_chapter_and_on_no_worker(monkeypatch):
     """A job without a step whose notebook step names its function: the chapter's execute runs it
     and finds its output by that name; the cluster's sequential reference skips it, and the plan

@@ -9,12 +9,24 @@ the cache. :mod:`rcstudy.plan` turns them into FLOPs and GPU hours.
 
 This module is kept small and free of heavy imports: every experiment module imports it, so its
 source is part of the code fingerprint of their cache entries (:func:`rcstudy.cache.module_closure`).
+
+Where :data:`SEPARATE_ENV` says so (the runner sets it for the chapter kernels), :func:`execute`
+runs each job that has a step in a process of its own, which ends with the job, and the chapter
+then reads the job's results from the cache: a fine-tuning's memory (its activations, the heap
+they leave behind) is given back when it ends instead of adding up in the kernel over the
+chapter's jobs, and a job that dies takes only its own process with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any, Callable, Literal, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -112,13 +124,66 @@ class Outputs:
         return [(job, value) for job, value in self.done if job.runs_as == step]
 
 
+#: "1": :func:`execute` runs each job that has a step in a process of its own (the runner's
+#: setting for the chapter kernels); "0" or unset: in the calling process, where a debugger sees it.
+SEPARATE_ENV = "RCSTUDY_SEPARATE_JOBS"
+
+
+class JobProcessDied(RuntimeError):
+    """A job's own process ended without finishing it (killed, or out of memory)."""
+
+
 def execute(module: Any, cfg: Any, rt: Any) -> Outputs:
-    """Run every job of ``module.jobs(cfg)`` that has a step (or a notebook step), in this process
-    and in the listed order (a job comes after those it reads), as ``module.<step>(cfg, rt, **arguments)``:
-    a chapter's jobs and its steps are declared in one module. After a Dask fan-out
-    (:mod:`rcstudy.cluster`) each step finds its result in the cache."""
-    return Outputs([(job, getattr(module, job.runs_as)(cfg, rt, **job.arguments))
-                    for job in module.jobs(cfg) if job.runs_as])
+    """Run every job of ``module.jobs(cfg)`` that has a step (or a notebook step), in the listed
+    order (a job comes after those it reads), as ``module.<step>(cfg, rt, **arguments)``: a
+    chapter's jobs and its steps are declared in one module. After a Dask fan-out
+    (:mod:`rcstudy.cluster`), or once a job has run in its own process (:data:`SEPARATE_ENV`),
+    each step finds its result in the cache."""
+    separate = os.environ.get(SEPARATE_ENV, "") not in ("", "0")
+    done = []
+    for job in module.jobs(cfg):
+        if not job.runs_as:
+            continue
+        if separate and job.step:
+            run_apart(module.__name__, job, cfg, rt)
+            with cache_read_back():
+                done.append((job, getattr(module, job.step)(cfg, rt, **job.arguments)))
+        else:
+            done.append((job, getattr(module, job.runs_as)(cfg, rt, **job.arguments)))
+    return Outputs(done)
+
+
+def run_apart(module: str, job: Job, cfg: Any, rt: Any) -> None:
+    """Run ``job``'s step of the chapter module named ``module`` in a new process (started afresh,
+    not forked, so it shares no heap with this one) on ``rt``'s device, threads and precision;
+    its results reach this process through the cache. Its failure is raised here."""
+    runtime = (str(rt.device), rt.threads, "bf16" if rt.bf16 else "fp32")
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as process:
+        try:
+            process.submit(_run_step, module, job.step, cfg, job.arguments, runtime).result()
+        except BrokenProcessPool:
+            raise JobProcessDied(f"{job.chapter}: the process running job {job.name!r} ended before it finished "
+                                 "(killed, or out of memory); what it had cached is kept, so running the chapter "
+                                 f"again resumes it ({SEPARATE_ENV}=0 runs jobs in the chapter's own process)") from None
+
+
+def _run_step(module: str, step: str, cfg: Any, arguments: dict, runtime: tuple[str, int, str]) -> None:
+    from .runtime import setup
+
+    device, threads, precision = runtime
+    getattr(import_module(module), step)(cfg, setup(device, threads, precision), **arguments)
+
+
+@contextlib.contextmanager
+def cache_read_back():
+    """The chapter reads back what a job's own process computed: a refresh of the cache
+    (``rcstudy run --refresh``) was that process's to do, not to be done a second time here."""
+    refresh = os.environ.pop("RCSTUDY_REFRESH", None)
+    try:
+        yield
+    finally:
+        if refresh is not None:
+            os.environ["RCSTUDY_REFRESH"] = refresh
 
 
 _loaded: dict[tuple, Any] = {}

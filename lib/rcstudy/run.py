@@ -40,6 +40,7 @@ from . import config
 from .chapters import config_class, toc_chapters
 from .cache import WarningsLog, atomic_write_bytes, file_checksum, fingerprint
 from .config import ConfigError
+from .jobs import SEPARATE_ENV
 from .settings import (PROGRESS_ENV, PROJECT_ROOT, book_root, cache_dir, chapters_dir, data_dir, kernel_options,
                        refresh_requested)
 
@@ -233,13 +234,15 @@ MALLOC_MMAP_THRESHOLD = ("MALLOC_MMAP_THRESHOLD_", str(4 * 2**20))
 
 
 def configure_environment(profile: str, *, online: bool, refresh: bool) -> None:
-    """Environment the chapter kernels inherit: offline Hub unless ``online``, cache policy, and
-    glibc's threshold for mapping large allocations (:data:`MALLOC_MMAP_THRESHOLD`).
+    """Environment the chapter kernels inherit: offline Hub unless ``online``, cache policy,
+    glibc's threshold for mapping large allocations (:data:`MALLOC_MMAP_THRESHOLD`), and each job
+    with a step run in a process of its own (:data:`rcstudy.jobs.SEPARATE_ENV`; a user's 0 is kept).
 
     ``HF_HOME`` is left as the user has it (unset: Hugging Face's default cache), so models already
     downloaded are found, offline too. The data directory is the profile's (:func:`preflight`).
     """
     os.environ.setdefault(*MALLOC_MMAP_THRESHOLD)
+    os.environ.setdefault(SEPARATE_ENV, "1")
     if online:
         os.environ.pop("HF_HUB_OFFLINE", None)
     else:
