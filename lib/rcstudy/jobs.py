@@ -168,7 +168,7 @@ def run_apart(module: str, job: Job, cfg: Any, rt: Any) -> None:
 
 
 def _run_step(module: str, step: str, cfg: Any, arguments: dict, runtime: tuple[str, int, str]) -> None:
-    from .runtime import setup
+    from .runtime import setup  # torch: imported by the job's process, not by every module importing this one
 
     device, threads, precision = runtime
     getattr(import_module(module), step)(cfg, setup(device, threads, precision), **arguments)
