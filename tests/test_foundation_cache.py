@@ -57,6 +57,16 @@ def test_refresh_recomputes(isolated_cache, monkeypatch):
     assert cache.cached("t", {}, lambda: "unused") == "new"
 
 
+@pytest.mark.parametrize("value, on", [("1", True), ("TRUE", True), (" yes ", True), ("on", True), ("", False),
+                                       ("0", False), ("false", False), ("no", False), ("off", False)])
+def test_switches_in_the_environment_read_as_huggingface_hub_reads_its_own(monkeypatch, value, on):
+    from rcstudy.settings import env_flag, hub_offline, refresh_requested
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", value)
+    monkeypatch.setenv("RCSTUDY_REFRESH", value)
+    assert env_flag("HF_HUB_OFFLINE") is hub_offline() is refresh_requested() is on
+
+
 def test_failed_compute_leaves_no_entry(isolated_cache):
     def boom():
         raise RuntimeError("interrupted")

@@ -10,6 +10,7 @@ from typing import Any, Mapping, MutableMapping
 from .config import CHECKED_ENV, ChapterConfig
 from .errors import ConfigError
 from .preflight import chapter_problems
+from .settings import hub_offline
 
 #: The profile a chapter run outside the runner falls back to when its own profile's data or models
 #: are missing (Binder sets ``smoke``: "Run all" then finishes on the bundled fixtures); unset: none.
@@ -24,7 +25,7 @@ def chapter_config(cls: type[ChapterConfig], namespace: Mapping[str, Any]) -> Ch
     notebook in one line, before any work is done."""
     cfg = cls.from_notebook(namespace)
     if os.environ.get(CHECKED_ENV) != "1":
-        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
+        offline = hub_offline()
         problems = chapter_problems(cls, cfg, online=not offline)
         fallback = os.environ.get(FALLBACK_ENV, "")
         if problems and fallback and namespace.get("profile") not in (fallback, None):

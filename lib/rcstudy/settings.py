@@ -99,9 +99,21 @@ def replicas_dir() -> Path | None:
     return Path(value).expanduser().resolve() if value else None
 
 
+def env_flag(name: str) -> bool:
+    """Whether the environment variable ``name`` is switched on: 1, true, yes or on, in any case, as
+    ``huggingface_hub`` reads its own switches (HF_HUB_OFFLINE), so that the book and the Hub agree."""
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def hub_offline() -> bool:
+    """True when the HuggingFace Hub must not be reached (the runner sets HF_HUB_OFFLINE=1 unless
+    ``--online``)."""
+    return env_flag("HF_HUB_OFFLINE")
+
+
 def refresh_requested() -> bool:
     """True when cached results must be recomputed (``rcstudy run --refresh``)."""
-    return os.environ.get("RCSTUDY_REFRESH", "") not in ("", "0", "false", "no")
+    return env_flag("RCSTUDY_REFRESH")
 
 
 def book_root() -> Path:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from ..errors import ConfigError, DataFormatError, DatasetUnavailable, closest, did_you_mean
-from ..settings import data_dir
+from ..settings import data_dir, env_flag, hub_offline
 from .registry import DATASETS, HubCopy
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def check_source(dataset: str, source: str) -> None:
 
 
 def _offline() -> bool:
-    return any(os.environ.get(v, "") not in ("", "0", "false") for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+    return hub_offline() or env_flag("HF_DATASETS_OFFLINE")
 
 
 @functools.lru_cache(maxsize=8)

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import os
-
 import torch
 import transformers
 from torch import nn
 from transformers.utils import logging as hf_logging
 
 from ..errors import ModelUnavailable
+from ..settings import hub_offline
 from .registry import TINY_MODELS, minilm_path, resolve, smollm2_path
 
 # Load reports ("classifier.weight MISSING") are noise in a rendered book; progress bars are kept
 # where something is downloaded (online), on stderr, which the book leaves out of its pages.
 hf_logging.set_verbosity_error()
-if os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false"):
+if hub_offline():
     hf_logging.disable_progress_bar()
 
 TINY_DIMS = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from ..errors import ModelUnavailable
-from ..settings import REPLICAS_ENV, cache_dir, models_dir, replicas_dir
+from ..settings import REPLICAS_ENV, cache_dir, hub_offline, models_dir, replicas_dir
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -174,7 +174,7 @@ def hub_snapshot(name: str, *, offline: bool | None = None) -> str:
     if replicas is not None:
         return replica_snapshot(replicas, repo)
     if offline is None:
-        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0", "false")
+        offline = hub_offline()
     if not offline:
         return snapshot_download(repo, revision=revision) if revision else repo
     try:
