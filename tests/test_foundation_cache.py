@@ -57,6 +57,21 @@ def test_refresh_recomputes(isolated_cache, monkeypatch):
     assert cache.cached("t", {}, lambda: "unused") == "new"
 
 
+def test_stored_only_reads_what_is_stored_and_computes_nothing(isolated_cache, monkeypatch):
+    """Whether a job is done already is learnt by running it within ``stored_only``: a stored
+    result is returned, a missing one (or any one, under a refresh) raises before its computation."""
+    cache.cached("t", {"seed": 1}, lambda: "stored")
+    never = lambda: pytest.fail("computed within stored_only")  # noqa: E731
+    with cache.stored_only():
+        assert cache.cached("t", {"seed": 1}, never) == "stored"
+        with pytest.raises(cache.NotStored, match="^t: no stored result"):
+            cache.cached("t", {"seed": 2}, never)
+        monkeypatch.setenv("RCSTUDY_REFRESH", "1")
+        with pytest.raises(cache.NotStored):
+            cache.cached("t", {"seed": 1}, never)
+    assert cache.cached("t", {"seed": 2}, lambda: "computed") == "computed"  # outside it, as before
+
+
 @pytest.mark.parametrize("value, on", [("1", True), ("TRUE", True), (" yes ", True), ("on", True), ("", False),
                                        ("0", False), ("false", False), ("no", False), ("off", False)])
 def test_switches_in_the_environment_read_as_huggingface_hub_reads_its_own(monkeypatch, value, on):

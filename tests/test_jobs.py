@@ -397,7 +397,7 @@ def fails(cfg, rt):
     raise ValueError("seed 1 has no training items")
 
 def dies(cfg, rt):
-    os._exit(9)
+    return cached("toy_dies", {}, lambda: os._exit(9))
 """
 
 
@@ -421,7 +421,7 @@ def test_a_job_runs_in_a_process_of_its_own_on_the_chapters_runtime_and_the_chap
         toy_jobs, tmp_path, monkeypatch):
     """The runner's kernels send each job with a step to a new process, which gives its memory
     back when it ends; the chapter reads the job's result from the cache, computed once (a
-    refresh too), and does its notebook's own work itself."""
+    refresh too), and does its notebook's own work itself. A job done before starts no process."""
     import os
 
     from rcstudy.jobs import execute
@@ -432,6 +432,11 @@ def test_a_job_runs_in_a_process_of_its_own_on_the_chapters_runtime_and_the_chap
     assert trained["pid"] != os.getpid() and trained["threads"] == 1 and trained["device"] == "cpu"
     assert out.of("here") == os.getpid()
     assert (tmp_path / "count").read_text() == "computed\n"
+    import rcstudy.jobs
+
+    with monkeypatch.context() as no_process:  # done before: read at once, no process started
+        no_process.setattr(rcstudy.jobs, "run_apart", lambda *a: pytest.fail("a process for a job done before"))
+        assert execute(toy_jobs, [], rt).of("train", seed=1) == trained
     monkeypatch.setenv("RCSTUDY_REFRESH", "1")
     refreshed = execute(toy_jobs, [], rt).of("train", seed=1)
     assert refreshed["pid"] not in (os.getpid(), trained["pid"])

@@ -32,6 +32,8 @@ ignores existing entries and overwrites them.
 from __future__ import annotations
 
 import ast
+import contextlib
+import contextvars
 import hashlib
 import inspect
 import json
@@ -361,6 +363,25 @@ def save_weights(path: Path, state: Any, entry: str = "") -> None:
     path.with_suffix(".pt").unlink(missing_ok=True)  # the older version's pickled checkpoint
 
 
+class NotStored(LookupError):
+    """Raised by :func:`cached` within :func:`stored_only` for a result that no usable entry holds."""
+
+
+_stored_only = contextvars.ContextVar("rcstudy_stored_only", default=False)
+
+
+@contextlib.contextmanager
+def stored_only() -> Iterator[None]:
+    """Within it, :func:`cached` returns results the cache holds and raises :class:`NotStored`
+    instead of computing one (a requested refresh: for every result): whether a computation is done
+    already is known by trying it, without doing the work (:func:`rcstudy.jobs.execute`)."""
+    token = _stored_only.set(True)
+    try:
+        yield
+    finally:
+        _stored_only.reset(token)
+
+
 def cached(name: str, params: dict, compute: Callable[[], T], *, data_files: Iterable[Path] = (),
            code: Sequence[str] | None = None) -> T:
     """Return the cached result of ``compute()`` for these parameters, data and code, computing it once.
@@ -370,7 +391,7 @@ def cached(name: str, params: dict, compute: Callable[[], T], *, data_files: Ite
     the result depends on; by default the module that calls ``cached`` (with all it imports).
     Results are stored in the typed format of :mod:`rcstudy.serialize` (a ``TypeError`` names
     the entry if the result holds anything else); an unreadable entry is recomputed with a
-    :class:`CacheWarning`.
+    :class:`CacheWarning`; within :func:`stored_only`, a result not stored raises :class:`NotStored`.
     """
     key = cache_key(name, params, data_files, code or _calling_module(1))
     path = entry_path(name, key)
@@ -378,6 +399,8 @@ def cached(name: str, params: dict, compute: Callable[[], T], *, data_files: Ite
         result = read_entry(path)
         if result is not MISSING:
             return result
+    if _stored_only.get():
+        raise NotStored(f"{name}: no stored result {path.name}")
     misses[name] += 1
     result = compute()
     write_entry(path, result, name)

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Callable, Literal, Sequence, TypeVar
 
+from .settings import data_dir, env_flag
+
 T = TypeVar("T")
 
 Kind = Literal["train", "score", "generate"]
@@ -125,7 +127,8 @@ class Outputs:
 
 
 #: "1": :func:`execute` runs each job that has a step in a process of its own (the runner's
-#: setting for the chapter kernels); "0" or unset: in the calling process, where a debugger sees it.
+#: setting for the chapter kernels), unless the cache holds its results already; "0" or unset: in
+#: the calling process, where a debugger sees it.
 SEPARATE_ENV = "RCSTUDY_SEPARATE_JOBS"
 
 
@@ -139,18 +142,31 @@ def execute(module: Any, cfg: Any, rt: Any) -> Outputs:
     chapter's jobs and its steps are declared in one module. After a Dask fan-out
     (:mod:`rcstudy.cluster`), or once a job has run in its own process (:data:`SEPARATE_ENV`),
     each step finds its result in the cache."""
-    separate = os.environ.get(SEPARATE_ENV, "") not in ("", "0")
     done = []
     for job in module.jobs(cfg):
         if not job.runs_as:
             continue
-        if separate and job.step:
-            run_apart(module.__name__, job, cfg, rt)
-            with cache_read_back():
-                done.append((job, getattr(module, job.step)(cfg, rt, **job.arguments)))
+        if env_flag(SEPARATE_ENV) and job.step:
+            done.append((job, stored_or_apart(module, job, cfg, rt)))
         else:
             done.append((job, getattr(module, job.runs_as)(cfg, rt, **job.arguments)))
     return Outputs(done)
+
+
+def stored_or_apart(module: Any, job: Job, cfg: Any, rt: Any) -> Any:
+    """``job``'s output: read from the cache at once if it is done already; else computed by
+    :func:`run_apart` and then read back."""
+    from .cache import NotStored, stored_only  # torch: imported where jobs run, not by every module importing this one
+
+    step = getattr(module, job.step)
+    try:
+        with stored_only():
+            return step(cfg, rt, **job.arguments)
+    except NotStored:
+        pass
+    run_apart(module.__name__, job, cfg, rt)
+    with cache_read_back():
+        return step(cfg, rt, **job.arguments)
 
 
 def run_apart(module: str, job: Job, cfg: Any, rt: Any) -> None:
@@ -192,8 +208,6 @@ _loaded: dict[tuple, Any] = {}
 def loaded_once(load: Callable[..., T], *args) -> T:
     """``load(*args)`` read once per process, arguments and data directory: a worker runs many
     jobs of a chapter, and each would otherwise read the same data again."""
-    from .settings import data_dir
-
     key = (load, args, str(data_dir()))
     if key not in _loaded:
         _loaded[key] = load(*args)
