@@ -115,6 +115,21 @@ def test_finetune_loss_falls_and_is_reproducible(model, precision):
     assert not np.allclose(predict(a, items, rt), predict(c, items, rt))
 
 
+def test_a_finetuning_on_a_cpu_gives_the_free_heap_back_after_each_optimiser_step(rt, monkeypatch):
+    """Memory only: the steps' free heap pages go back to the system (glibc's malloc_trim, which
+    this Linux has), and the training is the same with or without it."""
+    import rcstudy.models.mc as mc
+
+    assert runtime.give_back_free_heap() is True
+    cfg = MCConfig(model="tiny-bert", fields="QA", epochs=2, batch_size=2, grad_accum=2, seed=1)
+    calls = []
+    monkeypatch.setattr(mc, "give_back_free_heap", lambda: calls.append(1))
+    untrimmed = finetune(_toy_items(12), cfg, rt)
+    assert len(calls) == len(untrimmed.losses) == 6
+    monkeypatch.undo()
+    assert finetune(_toy_items(12), cfg, rt).losses == untrimmed.losses
+
+
 def test_training_and_prediction_read_from_the_device_only_at_the_end(rt, monkeypatch):
     """A value our code reads back every step (``.item()``, ``.cpu()``) makes the host wait for a
     GPU (the optimiser's own reads of its step count are torch's, as in any training loop)."""

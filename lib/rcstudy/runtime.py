@@ -12,6 +12,9 @@ cache key (:func:`numerics`), so results computed in one precision never stand i
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
+import functools
 import os
 import platform
 import random
@@ -141,6 +144,28 @@ def one_thread():
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+@functools.cache
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None (another C library: musl, macOS, Windows)."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+def give_back_free_heap() -> bool:
+    """Return the heap's free pages to the system (glibc's ``malloc_trim``); False where the C
+    library has no such call. A fine-tuning on a CPU calls it after each optimiser step: its
+    batches' tensors below glibc's mapping threshold leave free pages between live allocations,
+    which the heap otherwise keeps (120 steps of minilm-l6 on LogiQA, 2 cores: peak 3.93 GB
+    without, 3.37 GB with, in the same time; the same losses, as memory is all it touches)."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
 
 
 def seed_everything(seed: int) -> None:

@@ -23,7 +23,7 @@ from torch import nn
 
 from ..cache import cache_key, cached, entry_path, fingerprint, load_weights, save_weights, warn_unreadable
 from ..data.records import MCItem
-from ..runtime import Runtime, seed_everything, track
+from ..runtime import Runtime, give_back_free_heap, seed_everything, track
 from .bulk_dropout import bulk_dropout
 from .loading import load_multiple_choice, load_tokenizer
 
@@ -267,6 +267,8 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
                     optimizer.step()
                     schedule.step()
                     optimizer.zero_grad(set_to_none=True)
+                    if rt.device.type == "cpu":
+                        give_back_free_heap()
                     losses.append(running)
                     running = torch.zeros((), dtype=torch.float64, device=rt.device)
     bar.close()
