@@ -211,6 +211,19 @@ class TrainedMC:
     losses: list[float] = field(default_factory=list)
 
 
+def _adamw(model: nn.Module, cfg: MCConfig, rt: Runtime) -> torch.optim.AdamW:
+    """AdamW with ``cfg``'s weight decay on every weight but biases and normalisation weights."""
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm", "norm.weight")
+    groups = [
+        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+         "weight_decay": cfg.weight_decay},
+        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
+    ]
+    # one fused kernel for the whole update, as the Trainer's default optimiser (torch's default on a
+    # CPU updates one tensor at a time)
+    return torch.optim.AdamW(groups, lr=cfg.lr, fused=True if rt.device.type in ("cpu", "cuda") else None)
+
+
 def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init: nn.Module | None = None) -> TrainedMC:
     """Fine-tune ``cfg.model`` with a multiple-choice head on ``train_items`` (AdamW, linear warm-up).
 
@@ -232,15 +245,7 @@ def finetune(train_items: Sequence[MCItem], cfg: MCConfig, rt: Runtime, *, init:
     steps_per_epoch = int(np.ceil(len(train_items) / cfg.batch_size))
     total_batches = int(round(cfg.epochs * steps_per_epoch))
     total_steps = max(1, total_batches // cfg.grad_accum)
-    no_decay = ("bias", "LayerNorm.weight", "layer_norm", "norm.weight")
-    groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
-         "weight_decay": cfg.weight_decay},
-        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
-    ]
-    # one fused kernel for the whole update, as the Trainer's default optimiser (torch's default on a
-    # CPU updates one tensor at a time)
-    optimizer = torch.optim.AdamW(groups, lr=cfg.lr, fused=True if rt.device.type in ("cpu", "cuda") else None)
+    optimizer = _adamw(model, cfg, rt)
     schedule = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup * total_steps), total_steps)
     model.train()
     # each optimiser step's loss stays on the device until the end: reading it every step
