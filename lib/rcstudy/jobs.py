@@ -142,11 +142,12 @@ def execute(module: Any, cfg: Any, rt: Any) -> Outputs:
     chapter's jobs and its steps are declared in one module. After a Dask fan-out
     (:mod:`rcstudy.cluster`), or once a job has run in its own process (:data:`SEPARATE_ENV`),
     each step finds its result in the cache."""
+    separate = env_flag(SEPARATE_ENV)
     done = []
     for job in module.jobs(cfg):
         if not job.runs_as:
             continue
-        if env_flag(SEPARATE_ENV) and job.step:
+        if separate and job.step:
             done.append((job, stored_or_apart(module, job, cfg, rt)))
         else:
             done.append((job, getattr(module, job.runs_as)(cfg, rt, **job.arguments)))
